@@ -1,0 +1,125 @@
+"""pi for Python: a coding agent whose minimal core is a pluggy plugin framework.
+
+This module is the public API. Plugins (built-in ones included) import from here and from
+``pi_core.ai``, nothing else. Names load lazily, so ``import pi_core`` stays cheap for a CLI that
+starts often.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from ._version import __version__
+
+# name -> module that defines it. Sections per area; keep each section sorted.
+_EXPORTS: dict[str, str] = {
+    # --- plugin framework -------------------------------------------------------------------
+    "hookimpl": "pi_core.extensions.markers",
+    "ExtensionContext": "pi_core.extensions.context",
+    "UI": "pi_core.extensions.context",
+    "Command": "pi_core.extensions.contributions",
+    "CliCommand": "pi_core.extensions.contributions",
+    "Flag": "pi_core.extensions.contributions",
+    "Toolset": "pi_core.extensions.contributions",
+    "PluginHost": "pi_core.extensions.manager",
+    "build_plugin_host": "pi_core.extensions.manager",
+    # --- hook events and decisions ----------------------------------------------------------
+    "AfterToolCallEvent": "pi_core.events",
+    "AgentEndEvent": "pi_core.events",
+    "AgentStartEvent": "pi_core.events",
+    "AgentStartPatch": "pi_core.events",
+    "BeforeAgentStartEvent": "pi_core.events",
+    "BeforeToolCallEvent": "pi_core.events",
+    "Block": "pi_core.events",
+    "Cancel": "pi_core.events",
+    "CompactionOverride": "pi_core.events",
+    "ContextEvent": "pi_core.events",
+    "ContextWithSystemEvent": "pi_core.events",
+    "Handled": "pi_core.events",
+    "InputEvent": "pi_core.events",
+    "MessageEndEvent": "pi_core.events",
+    "MessageStartEvent": "pi_core.events",
+    "MessageUpdateEvent": "pi_core.events",
+    "ModelSelectEvent": "pi_core.events",
+    "ProviderRequestEvent": "pi_core.events",
+    "ResourcePaths": "pi_core.events",
+    "ResourcesDiscoverEvent": "pi_core.events",
+    "SessionBeforeCompactEvent": "pi_core.events",
+    "SessionBeforeForkEvent": "pi_core.events",
+    "SessionBeforeSwitchEvent": "pi_core.events",
+    "SessionBeforeTreeEvent": "pi_core.events",
+    "SessionCompactEvent": "pi_core.events",
+    "SessionShutdownEvent": "pi_core.events",
+    "SessionStartEvent": "pi_core.events",
+    "SessionTreeEvent": "pi_core.events",
+    "ToolExecutionEndEvent": "pi_core.events",
+    "ToolExecutionStartEvent": "pi_core.events",
+    "ToolExecutionUpdateEvent": "pi_core.events",
+    "ToolResultPatch": "pi_core.events",
+    "Transform": "pi_core.events",
+    "TreeOverride": "pi_core.events",
+    "TurnEndEvent": "pi_core.events",
+    "TurnStartEvent": "pi_core.events",
+    # --- tools -------------------------------------------------------------------------------
+    "Tool": "pi_core.agent.tools",
+    "ToolCapabilities": "pi_core.agent.tools",
+    "ToolContext": "pi_core.agent.tools",
+    "ToolError": "pi_core.agent.tools",
+    "ToolResult": "pi_core.agent.tools",
+    "resolve_tool_path": "pi_core.agent.paths",
+    # --- tool helpers (truncation, processes, matching) ---------------------------------------
+    # --- messages (re-exported from pi_core.ai) -----------------------------------------------
+    "AbortController": "pi_core.ai.abort",
+    "AbortSignal": "pi_core.ai.abort",
+    "AssistantMessage": "pi_core.ai.types",
+    "ImageContent": "pi_core.ai.types",
+    "Message": "pi_core.ai.types",
+    "Model": "pi_core.ai.types",
+    "SystemMessage": "pi_core.ai.types",
+    "TextContent": "pi_core.ai.types",
+    "ThinkingContent": "pi_core.ai.types",
+    "ToolCall": "pi_core.ai.types",
+    "ToolResultMessage": "pi_core.ai.types",
+    "UserMessage": "pi_core.ai.types",
+    # --- sessions ----------------------------------------------------------------------------
+    # --- runtime, SDK ------------------------------------------------------------------------
+}
+
+__all__ = ["__version__", *sorted(_EXPORTS)]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pi_core' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
+    from .agent.paths import resolve_tool_path
+    from .agent.tools import Tool, ToolCapabilities, ToolContext, ToolError, ToolResult
+    from .ai.abort import AbortController, AbortSignal
+    from .ai.types import (
+        AssistantMessage,
+        ImageContent,
+        Message,
+        Model,
+        SystemMessage,
+        TextContent,
+        ThinkingContent,
+        ToolCall,
+        ToolResultMessage,
+        UserMessage,
+    )
+    from .events import *  # noqa: F403
+    from .extensions.context import UI, ExtensionContext
+    from .extensions.contributions import CliCommand, Command, Flag, Toolset
+    from .extensions.manager import PluginHost, build_plugin_host
+    from .extensions.markers import hookimpl

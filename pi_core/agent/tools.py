@@ -1,0 +1,146 @@
+"""What a tool is: a name, a JSON Schema, capabilities, and an async ``execute``.
+
+A tool's ``execute(params, ctx)`` receives the validated arguments and a :class:`ToolContext`. It
+returns a :class:`ToolResult`; raising :class:`ToolError` (or any exception) produces an error result
+whose text is the exception message, so the model can react instead of the run crashing.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Union
+
+from ..ai.abort import AbortSignal
+from ..ai.types import ImageContent, TextContent, ToolDeclaration
+
+if TYPE_CHECKING:
+    from ..extensions.context import ExtensionContext
+
+ToolContent = Union[TextContent, ImageContent]
+
+
+@dataclass(frozen=True)
+class ToolCapabilities:
+    """What a tool may do, declared by the tool so that policy plugins need no list of tool names.
+
+    ``concurrency_safe`` tools may run in parallel with each other; every other tool runs alone.
+    """
+
+    reads: bool = False
+    writes: bool = False
+    executes: bool = False
+    network: bool = False
+    concurrency_safe: bool = False
+
+
+@dataclass
+class ToolResult:
+    """The outcome of one tool call.
+
+    ``content`` is what the model sees; ``details`` is structured data for hosts and UIs (never sent
+    to the model). ``is_error`` marks a failure that still has content worth showing.
+    """
+
+    content: list[ToolContent] = field(default_factory=list)
+    details: Any = None
+    is_error: bool = False
+
+    @classmethod
+    def text(cls, text: str, *, details: Any = None, is_error: bool = False) -> ToolResult:
+        return cls(content=[TextContent(text=text)], details=details, is_error=is_error)
+
+    def text_content(self) -> str:
+        return "".join(b.text for b in self.content if isinstance(b, TextContent))
+
+
+class ToolError(Exception):
+    """Raise from ``execute`` to fail the call with this message (and optional ``details``)."""
+
+    def __init__(self, message: str, *, details: Any = None) -> None:
+        super().__init__(message)
+        self.details = details
+
+
+UpdateCallback = Callable[[ToolResult], object]
+
+
+@dataclass
+class ToolContext:
+    """Everything a running tool may use besides its arguments."""
+
+    tool_call_id: str
+    cwd: Path
+    signal: AbortSignal = field(default_factory=AbortSignal)
+    on_update: UpdateCallback | None = None
+    """Report partial output; the host turns it into ``tool_execution_update`` events."""
+    env: Mapping[str, str] = field(default_factory=dict)
+    """Extra environment for processes the tool starts (``PI_SESSION_ID``, ``PI_MODEL``, ...)."""
+    session: ExtensionContext | None = None
+    """The session's plugin context (ui, session view, API); ``None`` when a tool runs standalone."""
+
+    def update(self, partial: ToolResult) -> None:
+        if self.on_update is not None:
+            self.on_update(partial)
+
+    def resolve(self, path: str) -> Path:
+        """Resolve a path argument the way every built-in tool does (relative to ``cwd``, ``~``)."""
+        from .paths import resolve_tool_path
+
+        return resolve_tool_path(path, self.cwd)
+
+
+ExecuteFn = Callable[[dict[str, Any], ToolContext], Union[Awaitable[ToolResult], ToolResult]]
+
+
+@dataclass
+class Tool:
+    """A tool the model can call.
+
+    :param name: the name the model uses; unique across plugins.
+    :param description: what the model is told the tool does.
+    :param parameters: JSON Schema of the arguments (an ``object`` schema).
+    :param execute: ``(params, ctx) -> ToolResult``, ``def`` or ``async def``.
+    :param label: a short human label for UIs (defaults to the name).
+    :param capabilities: what the tool may do; see :class:`ToolCapabilities`.
+    :param prompt_snippet: one line for the system prompt's tool list; tools without one are only
+        covered by the "other tools may be available" line.
+    :param prompt_guidelines: rules added to the system prompt while the tool is active.
+    :param prepare_arguments: a shim run on raw arguments before validation (legacy shapes).
+    """
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    execute: ExecuteFn
+    label: str | None = None
+    capabilities: ToolCapabilities = field(default_factory=ToolCapabilities)
+    prompt_snippet: str | None = None
+    prompt_guidelines: list[str] = field(default_factory=list)
+    prepare_arguments: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+
+    def declaration(self) -> ToolDeclaration:
+        return ToolDeclaration(name=self.name, description=self.description, parameters=self.parameters)
+
+    async def run(self, params: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        """Call ``execute`` and await it if needed; errors propagate to the caller."""
+        result = self.execute(params, ctx)
+        if inspect.isawaitable(result):
+            result = await result
+        if not isinstance(result, ToolResult):
+            raise TypeError(f"tool {self.name!r} returned {type(result).__name__}, not ToolResult")
+        return result
+
+
+__all__ = [
+    "ExecuteFn",
+    "Tool",
+    "ToolCapabilities",
+    "ToolContent",
+    "ToolContext",
+    "ToolError",
+    "ToolResult",
+    "UpdateCallback",
+]

@@ -1,0 +1,53 @@
+"""Things plugins register besides tools and providers: commands, toolsets, flags, CLI commands."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Command:
+    """A slash command: ``/name args``. ``handler(args, ctx)`` may be ``def`` or ``async def``."""
+
+    name: str
+    handler: Callable[[str, Any], Awaitable[Any] | Any]
+    description: str = ""
+
+
+@dataclass
+class Toolset:
+    """A named set of tool names, chosen with ``pi --toolset NAME``."""
+
+    name: str
+    tools: list[str]
+    description: str = ""
+
+
+@dataclass
+class Flag:
+    """A command-line flag a plugin adds (``--name``); ``type`` is ``bool`` or ``str``."""
+
+    name: str
+    type: type = bool
+    default: Any = None
+    help: str = ""
+
+    def __post_init__(self) -> None:
+        self.name = self.name.lstrip("-")
+        if self.type not in (bool, str):
+            raise ValueError(f"flag --{self.name}: type must be bool or str, not {self.type!r}")
+
+
+@dataclass
+class CliCommand:
+    """A ``pi`` sub-command: a function whose parameters typer turns into options/arguments."""
+
+    name: str
+    callback: Callable[..., Any]
+    help: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+__all__ = ["CliCommand", "Command", "Flag", "Toolset"]

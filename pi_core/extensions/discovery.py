@@ -1,0 +1,86 @@
+"""Finding plugins: entry points (scanned once per process) and extension files on disk."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+GROUP = "pi"
+DISTRIBUTION = "pi-core-agent"
+
+#: Built-in plugins as ``(name, module)``; used only when this distribution's metadata is missing
+#: (running from a source tree that was never installed). Must equal ``[project.entry-points.pi]``
+#: in pyproject.toml (tests/test_discovery.py checks it).
+BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class PluginSpec:
+    """A plugin before it is imported."""
+
+    name: str
+    module: str
+    source: str
+    """``builtin``, ``entrypoint``, ``global``, ``project``, ``cli`` or ``sdk``."""
+    dist: str | None = None
+    version: str | None = None
+    path: Path | None = None
+
+
+def _normalise(name: str) -> str:
+    return name.lower().replace("_", "-").replace(".", "-")
+
+
+@functools.cache
+def scan_entry_points() -> tuple[PluginSpec, ...]:
+    """Every ``pi`` entry point of every installed distribution, sorted by (builtin first, name).
+
+    Cached for the life of the process: reading distribution metadata is slow and does not change
+    under a running ``pi``. Call ``scan_entry_points.cache_clear()`` after installing a plugin.
+    """
+    import importlib_metadata
+
+    specs: list[PluginSpec] = []
+    seen: set[tuple[str, str]] = set()
+    for dist in importlib_metadata.distributions():
+        dist_name = dist.metadata["Name"] or ""
+        for ep in dist.entry_points:
+            if ep.group != GROUP:
+                continue
+            key = (_normalise(dist_name), ep.name)
+            if key in seen:  # the same distribution on sys.path twice
+                continue
+            seen.add(key)
+            builtin = _normalise(dist_name) == DISTRIBUTION
+            specs.append(PluginSpec(
+                name=ep.name, module=ep.value, source="builtin" if builtin else "entrypoint",
+                dist=dist_name, version=dist.version,
+            ))
+    has_builtins = any(s.source == "builtin" for s in specs)
+    if not has_builtins:
+        from .._version import __version__
+
+        specs.extend(PluginSpec(name, module, "builtin", DISTRIBUTION, __version__)
+                     for name, module in BUILTIN_PLUGINS)
+    specs.sort(key=lambda s: (s.source != "builtin", s.name, s.dist or ""))
+    return tuple(specs)
+
+
+def extension_files(directory: Path) -> list[Path]:
+    """Extension modules in ``directory``: ``*.py`` files and packages (``<dir>/__init__.py``), sorted
+    by name so that load order does not depend on the file system."""
+    if not directory.is_dir():
+        return []
+    found: list[Path] = []
+    for entry in sorted(directory.iterdir(), key=lambda p: p.name):
+        if entry.name.startswith((".", "_")):
+            continue
+        if entry.is_file() and entry.suffix == ".py":
+            found.append(entry)
+        elif entry.is_dir() and (entry / "__init__.py").is_file():
+            found.append(entry / "__init__.py")
+    return found
+
+
+__all__ = ["BUILTIN_PLUGINS", "DISTRIBUTION", "GROUP", "PluginSpec", "extension_files", "scan_entry_points"]
