@@ -43,6 +43,7 @@ class PiModel(BaseModel):
 
     model_config = ConfigDict(
         extra="allow",
+        defer_build=True,
         alias_generator=to_camel,
         populate_by_name=True,
         serialize_by_alias=True,

@@ -1,0 +1,5 @@
+"""``python -m pi_core`` is ``pi``."""
+
+from .cli import main
+
+main()

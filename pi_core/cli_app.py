@@ -1,0 +1,147 @@
+"""The typer application behind ``pi``, built after the plugins are loaded (plugins add commands)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Optional
+
+import typer
+
+from .cli import BUILTIN_COMMANDS, DEFAULT_COMMAND, GlobalOptions
+
+if TYPE_CHECKING:
+    from .extensions.manager import PluginHost
+
+# Accepted by every command so that `pi plugins --approve` works; their values were read by preparse().
+_Approve = Annotated[bool, typer.Option("--approve", help="Trust this project for this run.", hidden=True)]
+_NoPlugins = Annotated[bool, typer.Option("--no-plugins", help="Do not load pip-installed plugins.", hidden=True)]
+_NoExtensions = Annotated[bool, typer.Option("--no-extensions", help="Do not load extension files.", hidden=True)]
+
+
+def build_app(host: PluginHost, options: GlobalOptions) -> tuple[typer.Typer, list[str]]:
+    app = typer.Typer(add_completion=False, no_args_is_help=False, context_settings={"help_option_names": ["-h", "--help"]},
+                      rich_markup_mode=None, pretty_exceptions_enable=False)
+    _add_run(app, host, options)
+    _add_plugins(app, host)
+    _add_trust(app, host)
+    commands = [DEFAULT_COMMAND, *BUILTIN_COMMANDS]
+    for registered in host.cli_commands.entries.values():
+        command = registered.item
+        if command.name in commands:
+            print(f"pi: plugin {registered.plugin!r} registers sub-command {command.name!r}, which pi already "
+                  f"has; the plugin's command is not available", file=sys.stderr)
+            continue
+        app.command(name=command.name, help=command.help, **command.extra)(command.callback)
+        commands.append(command.name)
+    return app, commands
+
+
+def _add_run(app: typer.Typer, host: PluginHost, options: GlobalOptions) -> None:
+    flags_help = "".join(f"\n\n  --{f.name}{' VALUE' if f.type is str else ''}  {f.help} (plugin flag)"
+                         for f in host.flags)
+    commands_help = ", ".join(BUILTIN_COMMANDS + tuple(host.cli_commands.names()))
+
+    @app.command(name=DEFAULT_COMMAND, epilog=f"Sub-commands: {commands_help}.{flags_help}")
+    def run(
+        messages: Annotated[Optional[list[str]], typer.Argument(help="The prompt (several words are joined).")] = None,
+        print_mode: Annotated[bool, typer.Option("--print", "-p", help="Print the final answer and exit.")] = False,
+        mode: Annotated[Optional[str], typer.Option("--mode", help="Output mode: text, json or rpc.")] = None,
+        provider: Annotated[Optional[str], typer.Option("--provider", help="Model provider.")] = None,
+        model: Annotated[Optional[str], typer.Option("--model", help="Model id (or provider/model).")] = None,
+        approve: _Approve = False,
+        no_plugins: _NoPlugins = False,
+        no_extensions: _NoExtensions = False,
+        extension: Annotated[Optional[list[str]], typer.Option("--extension", "-e", help="Load an extension file.")] = None,
+    ) -> None:
+        """Run pi on a task (the default command: `pi "task"`)."""
+        if not len(host.apis):
+            typer.echo("pi: no model provider is configured: no installed plugin provides a model API. "
+                       "Install a provider plugin or check `pi plugins doctor`.", err=True)
+            raise typer.Exit(1)
+        typer.echo("pi: the agent runtime is not available in this build yet.", err=True)
+        raise typer.Exit(1)
+
+
+def _add_plugins(app: typer.Typer, host: PluginHost) -> None:
+    plugins = typer.Typer(help="List plugins and what they registered.", invoke_without_command=True,
+                          no_args_is_help=False)
+
+    @plugins.callback()
+    def plugins_list(
+        ctx: typer.Context,
+        as_json: Annotated[bool, typer.Option("--json", help="One JSON object per plugin.")] = False,
+        approve: _Approve = False,
+        no_plugins: _NoPlugins = False,
+        no_extensions: _NoExtensions = False,
+    ) -> None:
+        if ctx.invoked_subcommand is not None:
+            return
+        rows = host.describe()
+        if as_json:
+            for row in rows:
+                typer.echo(json.dumps(row))
+            return
+        typer.echo(_table(rows))
+
+    @plugins.command("doctor")
+    def doctor(approve: _Approve = False, no_plugins: _NoPlugins = False, no_extensions: _NoExtensions = False) -> None:
+        """Explain plugin failures and name conflicts; exit 1 when there are any."""
+        problems = _doctor_lines(host)
+        for line in problems:
+            typer.echo(line)
+        for replacement in host.replacements():
+            typer.echo(f"note: {replacement}")
+        if problems:
+            raise typer.Exit(1)
+        typer.echo(f"ok: {len(host.records)} plugins loaded, no failures, no conflicts")
+
+    app.add_typer(plugins, name="plugins")
+
+
+def _doctor_lines(host: PluginHost) -> list[str]:
+    lines = []
+    for record in host.failed():
+        where = f" [{record.path}]" if record.path else f" [{record.dist}]" if record.dist else ""
+        lines.append(f"failed: {record.name} ({record.source}){where}: {record.error}")
+    lines += [f"conflict: {c}" for c in host.conflicts()]
+    lines += [f"error: {d.message}" for d in host.diagnostics if d.level == "error" and not d.plugin]
+    return lines
+
+
+def _table(rows: list[dict]) -> str:
+    header = ("NAME", "SOURCE", "VERSION", "REGISTERED", "HOOKS", "STATUS")
+    lines = [header]
+    for row in rows:
+        registered = ", ".join(f"{kind}:{name}" for kind in ("tools", "commands", "providers", "toolsets")
+                               for name in row[kind])
+        status = "disabled" if row["disabled"] else ("FAILED: " + row["error"]) if row["error"] else "ok"
+        hooks = ", ".join(h for h in row["hooks"] if not h.startswith("register_"))
+        lines.append((row["name"], row["source"], row["version"] or "-", registered or "-", hooks or "-", status))
+    widths = [max(len(str(line[i])) for line in lines) for i in range(len(header) - 1)]
+    return "\n".join("  ".join(str(c).ljust(w) for c, w in zip(line, widths)) + "  " + str(line[-1])
+                     for line in lines)
+
+
+def _add_trust(app: typer.Typer, host: PluginHost) -> None:
+    @app.command("trust")
+    def trust(
+        path: Annotated[Optional[Path], typer.Argument(help="Project directory (default: current).")] = None,
+        no: Annotated[bool, typer.Option("--no", help="Remember that the project is NOT trusted.")] = False,
+        forget: Annotated[bool, typer.Option("--forget", help="Forget the decision.")] = False,
+        approve: _Approve = False,
+        no_plugins: _NoPlugins = False,
+        no_extensions: _NoExtensions = False,
+    ) -> None:
+        """Remember whether a project's .pi/ code and settings may run (shared with pi's trust.json)."""
+        from .extensions.trust import TrustStore
+
+        target = (path or host.cwd).resolve()
+        store = TrustStore(host.agent_dir)
+        store.set(target, None if forget else not no)
+        state = "forgotten" if forget else "not trusted" if no else "trusted"
+        typer.echo(f"{target}: {state} (saved in {store.path})")
+
+
+__all__ = ["build_app"]

@@ -1,0 +1,410 @@
+"""Building a session's plugin manager: the factory, load order, failure isolation and registries.
+
+A fresh :class:`PluginHost` per session (never a module-level manager), loaded in this order:
+built-in entry points, third-party entry points, global extensions, project extensions (trusted
+projects only), ``-e`` files, then plugin objects passed by an SDK host. A plugin that fails to import,
+implements an unknown hook or raises while registering is reported and unregistered; the rest keeps
+working. ``PI_STRICT_PLUGINS=1`` makes such failures fatal.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import os
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import pluggy
+
+import hookspecs
+
+from .contributions import CliCommand, Command, Flag, Toolset
+from .discovery import PluginSpec, extension_files, scan_entry_points
+from .dispatch import Dispatcher, HookError, StrictPluginError
+from .loader import import_extension
+from .registry import Conflict, Registry, Replacement
+from .trust import TrustStore, TrustStoreError
+
+REGISTRATION_HOOKS = ("register_tools", "register_commands", "register_providers", "register_toolsets",
+                      "register_flags", "register_cli_commands")
+
+TrustPrompt = Callable[[Path], "tuple[bool, bool] | None"]
+"""Asks the user whether to trust a project: returns ``(trusted, remember)`` or ``None`` (no answer)."""
+
+
+@dataclass
+class Diagnostic:
+    level: Literal["error", "warning", "info"]
+    message: str
+    plugin: str | None = None
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass
+class PluginRecord:
+    """What ``pi plugins`` shows for one plugin."""
+
+    name: str
+    source: str
+    dist: str | None = None
+    version: str | None = None
+    path: Path | None = None
+    error: str | None = None
+    disabled: bool = False
+    hooks: list[str] = field(default_factory=list)
+
+
+class PiPluginManager(pluggy.PluginManager):
+    """pluggy's manager plus what our dispatcher needs: load positions and a change counter."""
+
+    def __init__(self) -> None:
+        super().__init__(hookspecs.PROJECT)
+        self.add_hookspecs(hookspecs)
+        self.load_order: dict[str, int] = {}
+        self.generation = 0
+
+    def register(self, plugin: object, name: str | None = None) -> str | None:
+        registered = super().register(plugin, name)
+        if registered is not None:
+            self.load_order.setdefault(registered, len(self.load_order))
+            self.generation += 1
+        return registered
+
+    def unregister(self, plugin: object | None = None, name: str | None = None) -> Any:
+        result = super().unregister(plugin, name)
+        self.generation += 1
+        return result
+
+    def parse_hookimpl_opts(self, plugin: object, name: str) -> Any:
+        opts = super().parse_hookimpl_opts(plugin, name)
+        if opts is not None and isinstance(plugin, type(os)):
+            # A marked function imported from another module would otherwise register twice.
+            # (Re-exports from the plugin's own sub-modules are fine.)
+            module = getattr(getattr(plugin, name, None), "__module__", plugin.__name__) or ""
+            if module != plugin.__name__ and not module.startswith(plugin.__name__ + "."):
+                return None
+        return opts
+
+
+@dataclass
+class HostOptions:
+    cwd: Path
+    agent_dir: Path
+    extension_paths: Sequence[Path] = ()
+    approve: bool | None = None
+    autoload: bool = True
+    discover_extensions: bool = True
+    disabled: frozenset[str] = frozenset()
+    strict: bool = False
+    plugins: Sequence[object] = ()
+    trust_prompt: TrustPrompt | None = None
+    default_trust: str = "ask"
+
+
+class PluginHost:
+    """One session's plugins: the manager, the dispatcher, what was registered, what went wrong."""
+
+    def __init__(self, options: HostOptions) -> None:
+        self.options = options
+        self.cwd = options.cwd
+        self.agent_dir = options.agent_dir
+        self.pm = PiPluginManager()
+        self.records: dict[str, PluginRecord] = {}
+        self.diagnostics: list[Diagnostic] = []
+        self.hook_errors: list[HookError] = []
+        self.error_listeners: list[Callable[[HookError], None]] = []
+        self.dispatch = Dispatcher(self.pm, on_error=self._on_hook_error, strict=options.strict)
+        self.tools: Registry[Any] = Registry("tool", lambda t: t.name)
+        self.commands: Registry[Command] = Registry("command", lambda c: c.name)
+        self.apis: Registry[Any] = Registry("api", lambda a: a.api)
+        self.providers: Registry[Any] = Registry("provider", lambda p: p.name)
+        self.toolsets: Registry[Toolset] = Registry("toolset", lambda t: t.name)
+        self.flags: Registry[Flag] = Registry("flag", lambda f: f.name)
+        self.cli_commands: Registry[CliCommand] = Registry("cli command", lambda c: c.name)
+
+    # -- loading -------------------------------------------------------------------------------
+
+    def load(self, spec: PluginSpec, obtain: Callable[[], object]) -> None:
+        """Import (``obtain``) and register one plugin, isolating every failure."""
+        record = PluginRecord(spec.name, spec.source, spec.dist, spec.version, spec.path)
+        if spec.name in self.records:
+            other = self.records[spec.name]
+            self._fail(record, f"plugin name {spec.name!r} is already taken by "
+                               f"{other.dist or other.source}; this one was not loaded", keep=False)
+            return
+        self.records[spec.name] = record
+        if spec.name in self.options.disabled:
+            record.disabled = True
+            return
+        try:
+            plugin = obtain()
+        except (Exception, SystemExit) as exc:
+            self._fail(record, f"failed to import: {_describe(exc)}")
+            return
+        try:
+            self.pm.register(plugin, name=spec.name)
+        except (ValueError, pluggy.PluginValidationError) as exc:
+            self._fail(record, f"cannot be registered: {exc}")
+            return
+        problem = self._check_hooks(plugin)
+        if problem:
+            self.pm.unregister(plugin)
+            self._fail(record, problem)
+            return
+        record.hooks = sorted(c.name for c in self.pm.get_hookcallers(plugin) or ())
+
+    def _check_hooks(self, plugin: object) -> str | None:
+        for caller in self.pm.get_hookcallers(plugin) or ():
+            if caller.spec is None:
+                close = difflib.get_close_matches(caller.name, hookspecs.DISPATCH_MODES, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                return f"implements unknown hook {caller.name!r}{hint}"
+            for impl in caller.get_hookimpls():
+                if impl.plugin is plugin and (impl.wrapper or impl.hookwrapper):
+                    return f"uses a hook wrapper for {caller.name!r}; pi hooks do not support wrappers"
+        return None
+
+    def _fail(self, record: PluginRecord, message: str, *, keep: bool = True) -> None:
+        text = f"plugin {record.name!r} ({record.dist or record.source}) {message}"
+        if self.options.strict:
+            raise StrictPluginError(text)
+        if keep:
+            record.error = message
+        self.diagnostics.append(Diagnostic("error", text, record.name))
+
+    # -- registration --------------------------------------------------------------------------
+
+    def run_registrations(self) -> None:
+        for hook in REGISTRATION_HOOKS:
+            self.dispatch.call_each_sync(hook, lambda plugin, h=hook: {"register": self._registrar(h, plugin)},
+                                         self._registration_failed)
+
+    def _registrar(self, hook: str, plugin: str) -> Callable[..., None]:
+        def register(item: Any, *, replaces: str | None = None, name: str | None = None,
+                     help: str | None = None) -> None:
+            if hook == "register_cli_commands":
+                item = item if isinstance(item, CliCommand) else CliCommand(
+                    name or item.__name__.replace("_", "-"), item, help)
+            _check_item(hook, item)
+            self.registry_for(hook, item).add(item, plugin, replaces=replaces)
+
+        return register
+
+    def registry_for(self, hook: str, item: Any) -> Registry[Any]:
+        if hook == "register_providers":
+            return self.apis if getattr(item, "stream", None) is not None else self.providers
+        return {"register_tools": self.tools, "register_commands": self.commands,
+                "register_toolsets": self.toolsets, "register_flags": self.flags,
+                "register_cli_commands": self.cli_commands}[hook]
+
+    def _registration_failed(self, plugin: str, exc: BaseException) -> None:
+        for registry in self.registries():
+            registry.remove_plugin(plugin)
+        obj = self.pm.get_plugin(plugin)
+        if obj is not None:
+            self.pm.unregister(obj)
+        record = self.records.get(plugin) or PluginRecord(plugin, "unknown")
+        self._fail(record, f"failed while registering: {_describe(exc)}")
+
+    def registries(self) -> list[Registry[Any]]:
+        return [self.tools, self.commands, self.apis, self.providers, self.toolsets, self.flags, self.cli_commands]
+
+    # -- reporting -----------------------------------------------------------------------------
+
+    def conflicts(self) -> list[Conflict]:
+        return [c for r in self.registries() for c in r.conflicts]
+
+    def replacements(self) -> list[Replacement]:
+        return [c for r in self.registries() for c in r.replacements]
+
+    def failed(self) -> list[PluginRecord]:
+        return [r for r in self.records.values() if r.error]
+
+    def contributions(self, plugin: str) -> dict[str, list[str]]:
+        return {
+            "tools": self.tools.by_plugin(plugin),
+            "commands": self.commands.by_plugin(plugin),
+            "providers": [*self.apis.by_plugin(plugin), *self.providers.by_plugin(plugin)],
+            "toolsets": self.toolsets.by_plugin(plugin),
+        }
+
+    def describe(self) -> list[dict[str, Any]]:
+        """One JSON object per plugin, in load order (``pi plugins --json``)."""
+        rows = []
+        for record in self.records.values():
+            rows.append({
+                "name": record.name, "source": record.source, "dist": record.dist, "version": record.version,
+                "path": str(record.path) if record.path else None, "hooks": record.hooks,
+                **self.contributions(record.name), "disabled": record.disabled, "error": record.error,
+            })
+        return rows
+
+    def _on_hook_error(self, error: HookError) -> None:
+        self.hook_errors.append(error)
+        for listener in list(self.error_listeners):
+            listener(error)
+
+
+def _check_item(hook: str, item: Any) -> None:
+    needs = {"register_tools": ("name", "execute", "parameters"), "register_commands": ("name", "handler"),
+             "register_toolsets": ("name", "tools"), "register_flags": ("name", "type"),
+             "register_cli_commands": ("name", "callback"), "register_providers": ("api",)}[hook]
+    if hook == "register_providers" and getattr(item, "stream", None) is None:
+        needs = ("name",)
+    missing = [a for a in needs if getattr(item, a, None) is None]
+    if missing:
+        raise TypeError(f"{hook}: {type(item).__name__} is missing {', '.join(missing)}")
+
+
+def _describe(exc: BaseException) -> str:
+    cause = exc.__cause__ if exc.__cause__ is not None else exc
+    if isinstance(cause, SystemExit):
+        return f"SystemExit({cause.code!r})"
+    return f"{type(cause).__name__}: {cause}"
+
+
+# -------------------------------------------------------------------------------------------------
+# the factory
+
+
+def _env_set(name: str) -> frozenset[str]:
+    return frozenset(p.strip() for p in os.environ.get(name, "").split(",") if p.strip())
+
+
+def default_agent_dir() -> Path:
+    configured = os.environ.get("PI_CODING_AGENT_DIR")
+    return Path(configured).expanduser() if configured else Path.home() / ".pi" / "agent"
+
+
+def build_plugin_host(
+    cwd: Path | str | None = None,
+    *,
+    agent_dir: Path | str | None = None,
+    extension_paths: Iterable[Path | str] = (),
+    approve: bool | None = None,
+    autoload: bool | None = None,
+    discover_extensions: bool = True,
+    disabled: Iterable[str] | None = None,
+    strict: bool | None = None,
+    plugins: Sequence[object] = (),
+    trust_prompt: TrustPrompt | None = None,
+    default_trust: str = "ask",
+) -> PluginHost:
+    """Build a fresh plugin host for one session.
+
+    :param cwd: the project directory (default: the current directory).
+    :param agent_dir: pi's agent dir (default: ``$PI_CODING_AGENT_DIR`` or ``~/.pi/agent``).
+    :param extension_paths: files given with ``-e``; they load without a trust decision.
+    :param approve: ``True`` trusts the project for this run (``--approve``), ``False`` distrusts it.
+    :param autoload: load third-party entry points (default: unless ``PI_DISABLE_PLUGIN_AUTOLOAD``).
+    :param discover_extensions: load ``~/.pi/agent/extensions`` and ``.pi/extensions`` (``--no-extensions``).
+    :param disabled: plugin names not to load (default: ``$PI_DISABLE_PLUGINS``).
+    :param strict: make plugin failures fatal (default: ``$PI_STRICT_PLUGINS``).
+    :param plugins: plugin objects (modules or instances) from an SDK host.
+    :param trust_prompt: asks the user about an undecided project (interactive mode only).
+    :param default_trust: ``ask``, ``always`` or ``never`` (pi's ``defaultProjectTrust``).
+    """
+    options = HostOptions(
+        cwd=Path(cwd or os.getcwd()).resolve(),
+        agent_dir=Path(agent_dir).expanduser() if agent_dir else default_agent_dir(),
+        extension_paths=[Path(p).expanduser().resolve() for p in extension_paths],
+        approve=approve,
+        autoload=(not os.environ.get("PI_DISABLE_PLUGIN_AUTOLOAD")) if autoload is None else autoload,
+        discover_extensions=discover_extensions,
+        disabled=frozenset(disabled) if disabled is not None else _env_set("PI_DISABLE_PLUGINS"),
+        strict=(os.environ.get("PI_STRICT_PLUGINS", "") not in ("", "0")) if strict is None else strict,
+        plugins=plugins,
+        trust_prompt=trust_prompt,
+        default_trust=default_trust,
+    )
+    host = PluginHost(options)
+    _load_entry_points(host)
+    if options.discover_extensions:
+        _load_files(host, "global", extension_files(options.agent_dir / "extensions"))
+        _load_project(host)
+    _load_files(host, "cli", [p for p in options.extension_paths if _exists(host, p)])
+    _load_objects(host, options.plugins)
+    host.run_registrations()
+    return host
+
+
+def _load_entry_points(host: PluginHost) -> None:
+    for spec in scan_entry_points():
+        if spec.source == "entrypoint" and not host.options.autoload:
+            continue
+        host.load(spec, lambda spec=spec: _import_target(spec.module))
+
+
+def _import_target(target: str) -> object:
+    module_name, _, attr = target.partition(":")
+    module = importlib.import_module(module_name.strip())
+    return getattr(module, attr.strip()) if attr else module
+
+
+def _load_files(host: PluginHost, source: str, paths: Iterable[Path]) -> None:
+    for path in paths:
+        stem = path.parent.name if path.name == "__init__.py" else path.stem
+        name = f"cli:{path}" if source == "cli" else f"{source}:{stem}"
+        host.load(PluginSpec(name, str(path), source, path=path), lambda path=path: import_extension(path))
+
+
+def _exists(host: PluginHost, path: Path) -> bool:
+    if path.is_dir() and (path / "__init__.py").is_file():
+        return True
+    if path.is_file():
+        return True
+    host.diagnostics.append(Diagnostic("error", f"extension {path} (given with -e) does not exist"))
+    return False
+
+
+def _load_project(host: PluginHost) -> None:
+    directory = host.cwd / ".pi" / "extensions"
+    files = extension_files(directory)
+    if not files:
+        return
+    if _project_trusted(host):
+        _load_files(host, "project", files)
+        return
+    host.diagnostics.append(Diagnostic(
+        "warning",
+        f"skipped {len(files)} project extension(s) in {directory}: this project is not trusted "
+        f"(use --approve for this run, or `pi trust` to remember)",
+    ))
+
+
+def _project_trusted(host: PluginHost) -> bool:
+    options = host.options
+    if options.approve is not None:
+        return options.approve
+    store = TrustStore(options.agent_dir)
+    try:
+        decision = store.get(host.cwd)
+    except TrustStoreError as exc:
+        host.diagnostics.append(Diagnostic("error", str(exc)))
+        return False
+    if decision is not None:
+        return decision
+    if options.default_trust in ("always", "never"):
+        return options.default_trust == "always"
+    answer = options.trust_prompt(host.cwd) if options.trust_prompt else None
+    if answer is None:
+        return False
+    trusted, remember = answer
+    if remember:
+        store.set(host.cwd, trusted)
+    return trusted
+
+
+def _load_objects(host: PluginHost, plugins: Sequence[object]) -> None:
+    for index, plugin in enumerate(plugins):
+        label = getattr(plugin, "__name__", None) or getattr(plugin, "name", None) or type(plugin).__name__
+        name = f"sdk:{label}" if f"sdk:{label}" not in host.records else f"sdk:{label}#{index}"
+        host.load(PluginSpec(name, repr(plugin), "sdk"), lambda plugin=plugin: plugin)
+
+
+__all__ = ["Diagnostic", "PluginHost", "PluginRecord", "build_plugin_host", "default_agent_dir"]
