@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from .cli import BUILTIN_COMMANDS, DEFAULT_COMMAND, GlobalOptions
+from .cli_args import BUILTIN_COMMANDS, DEFAULT_COMMAND, GlobalOptions
 
 if TYPE_CHECKING:
     from .extensions.manager import PluginHost

@@ -43,6 +43,22 @@ class _Impl:
     plugin: str
     function: Callable[..., Any]
     argnames: tuple[str, ...]
+    call: Callable[[Any, Any], Any]
+    """``call(event, ctx)`` passes the arguments the handler asked for (built once: hot hooks)."""
+
+
+def _caller(function: Callable[..., Any], argnames: tuple[str, ...]) -> Callable[[Any, Any], Any]:
+    if argnames == ("event", "ctx"):
+        return function
+    if argnames == ("event",):
+        return lambda event, ctx: function(event)
+    if argnames == ("ctx",):
+        return lambda event, ctx: function(ctx)
+    if argnames == ("ctx", "event"):
+        return lambda event, ctx: function(ctx, event)
+    if not argnames:
+        return lambda event, ctx: function()
+    return lambda event, ctx: function(*[{"event": event, "ctx": ctx}[n] for n in argnames])
 
 
 class Dispatcher:
@@ -86,7 +102,8 @@ class Dispatcher:
             return group, order.get(impl.plugin_name, len(order)), code.co_firstlineno if code else 0
 
         found = [i for i in caller.get_hookimpls() if not (i.wrapper or i.hookwrapper)]
-        return tuple(_Impl(i.plugin_name, i.function, tuple(i.argnames)) for i in sorted(found, key=key))
+        return tuple(_Impl(i.plugin_name, i.function, tuple(i.argnames), _caller(i.function, tuple(i.argnames)))
+                     for i in sorted(found, key=key))
 
     def has(self, hook: str) -> bool:
         """Whether any handler exists; lets hot paths skip building an event."""
@@ -100,10 +117,11 @@ class Dispatcher:
         impls = self.impls(hook)
         if not impls:
             return event
-        kwargs = {"event": event, "ctx": ctx}
         for impl in impls:
             try:
-                result = await _invoke(impl, kwargs)
+                result = impl.call(event, ctx)
+                if result is not None and inspect.isawaitable(result):
+                    result = await result
             except (Exception, SystemExit) as exc:
                 if hook in FAIL_CLOSED:
                     return self._fail_closed(hook, impl, event, exc)

@@ -1,0 +1,101 @@
+"""Reading ``pi``'s command line before typer does: global flags, plugin flags, the default command."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .extensions.manager import PluginHost
+
+DEFAULT_COMMAND = "run"
+BUILTIN_COMMANDS = ("plugins", "trust")
+
+
+@dataclass
+class GlobalOptions:
+    """Flags that decide which plugins load; read before the command line is parsed for real."""
+
+    approve: bool | None = None
+    no_plugins: bool = False
+    no_extensions: bool = False
+    extensions: list[Path] = field(default_factory=list)
+    plugin_flags: dict[str, Any] = field(default_factory=dict)
+
+
+_GLOBAL_SWITCHES = {"--approve": ("approve", True), "-a": ("approve", True),
+                    "--no-approve": ("approve", False), "-na": ("approve", False),
+                    "--no-plugins": ("no_plugins", True),
+                    "--no-extensions": ("no_extensions", True), "-ne": ("no_extensions", True)}
+_GLOBAL_VALUES = ("-e", "--extension")
+
+
+def preparse(args: Sequence[str]) -> tuple[GlobalOptions, list[str]]:
+    """Pick the global flags out of ``args`` (anywhere before ``--``); return them and the rest."""
+    options, rest = GlobalOptions(), []
+    items = list(args)
+    i = 0
+    while i < len(items):
+        arg = items[i]
+        if arg == "--":
+            rest.extend(items[i:])
+            break
+        if arg in _GLOBAL_SWITCHES:
+            attr, value = _GLOBAL_SWITCHES[arg]
+            setattr(options, attr, value)
+        elif arg in _GLOBAL_VALUES and i + 1 < len(items):
+            options.extensions.append(Path(items[i + 1]))
+            i += 1
+        elif arg.startswith("--extension="):
+            options.extensions.append(Path(arg.split("=", 1)[1]))
+        else:
+            rest.append(arg)
+        i += 1
+    return options, rest
+
+
+def take_plugin_flags(args: list[str], host: PluginHost) -> tuple[dict[str, Any], list[str]]:
+    """Remove flags registered by plugins (``register_flags``) from ``args`` and return their values."""
+    flags = {f.name: f for f in host.flags}
+    values: dict[str, Any] = {name: flag.default for name, flag in flags.items()}
+    rest, i = [], 0
+    while i < len(args):
+        arg = args[i]
+        name, _, inline = arg[2:].partition("=") if arg.startswith("--") else ("", "", "")
+        flag = flags.get(name)
+        if arg == "--":
+            rest.extend(args[i:])
+            break
+        if flag is None:
+            rest.append(arg)
+        elif flag.type is bool:
+            values[name] = inline.lower() not in ("0", "false", "no") if inline else True
+        elif inline or arg.endswith("="):
+            values[name] = inline
+        elif i + 1 < len(args):
+            values[name] = args[i + 1]
+            i += 1
+        else:
+            raise SystemExit(_usage_error(f"option --{name} requires a value"))
+        i += 1
+    return values, rest
+
+
+def _usage_error(message: str) -> int:
+    print(f"pi: {message}", file=sys.stderr)
+    return 2
+
+
+def route(args: list[str], commands: Sequence[str]) -> list[str]:
+    """Insert the default command unless the first word names a sub-command."""
+    if args and args[0] in commands:
+        return args
+    if args in (["--help"], ["-h"]):
+        return [DEFAULT_COMMAND, "--help"]
+    return [DEFAULT_COMMAND, *args]
+
+
+__all__ = ["BUILTIN_COMMANDS", "DEFAULT_COMMAND", "GlobalOptions", "preparse", "route", "take_plugin_flags"]
