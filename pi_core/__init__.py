@@ -70,6 +70,20 @@ _EXPORTS: dict[str, str] = {
     "ToolResult": "pi_core.agent.tools",
     "resolve_tool_path": "pi_core.agent.paths",
     # --- tool helpers (truncation, processes, matching) ---------------------------------------
+    "DEFAULT_MAX_BYTES": "pi_core.toolkit.truncate",
+    "DEFAULT_MAX_LINES": "pi_core.toolkit.truncate",
+    "GREP_MAX_LINE_LENGTH": "pi_core.toolkit.truncate",
+    "HeadTail": "pi_core.toolkit.truncate",
+    "PreparedImage": "pi_core.toolkit.images",
+    "Truncation": "pi_core.toolkit.truncate",
+    "detect_image_mime": "pi_core.toolkit.images",
+    "detect_image_mime_file": "pi_core.toolkit.images",
+    "format_size": "pi_core.toolkit.truncate",
+    "prepare_image": "pi_core.toolkit.images",
+    "truncate_head": "pi_core.toolkit.truncate",
+    "truncate_head_tail": "pi_core.toolkit.truncate",
+    "truncate_line": "pi_core.toolkit.truncate",
+    "truncate_tail": "pi_core.toolkit.truncate",
     # --- messages (re-exported from pi_core.ai) -----------------------------------------------
     "AbortController": "pi_core.ai.abort",
     "AbortSignal": "pi_core.ai.abort",
@@ -124,3 +138,16 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
     from .extensions.contributions import CliCommand, Command, Flag, Toolset
     from .extensions.manager import PluginHost, build_plugin_host
     from .extensions.markers import hookimpl
+    from .toolkit.images import PreparedImage, detect_image_mime, detect_image_mime_file, prepare_image
+    from .toolkit.truncate import (
+        DEFAULT_MAX_BYTES,
+        DEFAULT_MAX_LINES,
+        GREP_MAX_LINE_LENGTH,
+        HeadTail,
+        Truncation,
+        format_size,
+        truncate_head,
+        truncate_head_tail,
+        truncate_line,
+        truncate_tail,
+    )

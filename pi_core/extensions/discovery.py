@@ -12,7 +12,9 @@ DISTRIBUTION = "pi-core-agent"
 #: Built-in plugins as ``(name, module)``; used only when this distribution's metadata is missing
 #: (running from a source tree that was never installed). Must equal ``[project.entry-points.pi]``
 #: in pyproject.toml (tests/test_discovery.py checks it).
-BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = ()
+BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
+    ("read", "plugins.tools.read"),
+)
 
 
 @dataclass(frozen=True)
