@@ -47,6 +47,8 @@ class ToolResult:
     content: list[ToolContent] = field(default_factory=list)
     details: Any = None
     is_error: bool = False
+    structured_content: Any = None
+    """Machine-readable output (pi 1.6 sends it to hosts as ``structuredContent``, not to the model)."""
 
     @classmethod
     def text(cls, text: str, *, details: Any = None, is_error: bool = False) -> ToolResult:
@@ -54,6 +56,15 @@ class ToolResult:
 
     def text_content(self) -> str:
         return "".join(b.text for b in self.content if isinstance(b, TextContent))
+
+    def to_json(self) -> dict[str, Any]:
+        """The result as pi's event stream shows it (``tool_execution_end.result``)."""
+        data: dict[str, Any] = {"content": [b.to_json() for b in self.content]}
+        if self.details is not None:
+            data["details"] = self.details
+        if self.structured_content is not None:
+            data["structuredContent"] = self.structured_content
+        return data
 
 
 class ToolError(Exception):

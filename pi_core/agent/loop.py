@@ -1,0 +1,303 @@
+"""The agent loop: ask the model, run the tools it asks for, feed the results back, repeat.
+
+One run (``run_agent_loop``) handles one prompt: the prompt messages, then turns — a model request
+and the tool calls it makes — until the model stops asking for tools, then any follow-up messages.
+Steering messages are delivered after the current turn's tool batch. The loop holds no state of its
+own: everything it needs comes in :class:`LoopConfig`, everything it produces goes out through
+``emit`` and into ``messages``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..ai.abort import AbortSignal
+from ..ai.types import AssistantMessage, Context, Message, Model, TextContent, ToolCall, ToolResultMessage
+from ..events import (
+    AfterToolCallEvent,
+    AgentEndEvent,
+    AgentStartEvent,
+    BeforeToolCallEvent,
+    MessageEndEvent,
+    MessageStartEvent,
+    MessageUpdateEvent,
+    ToolExecutionEndEvent,
+    ToolExecutionStartEvent,
+    ToolExecutionUpdateEvent,
+    TurnEndEvent,
+    TurnStartEvent,
+)
+from .tools import Tool, ToolContext, ToolError, ToolResult
+from .validation import ToolArgumentsError, validate_arguments
+
+StreamFn = Callable[..., AsyncIterator[Any]]
+Emit = Callable[[Any], Awaitable[None]]
+
+TRUNCATED_CALL = ("The reply hit the output token limit before this tool call's arguments were complete, so "
+                  "it was not run. Issue the call again, smaller if needed.")
+
+
+@dataclass
+class LoopConfig:
+    """What one run needs. The callables are where the runtime plugs in hooks and the session."""
+
+    model: Model
+    stream: StreamFn
+    system_prompt: str
+    tools: list[Tool]
+    convert_to_llm: Callable[[list[Any]], list[Message]] = list
+    transform_context: Callable[[list[Any], AbortSignal], Awaitable[list[Any]]] | None = None
+    transform_request: Callable[[Context], Awaitable[Context]] | None = None
+    before_tool_call: Callable[[BeforeToolCallEvent], Awaitable[BeforeToolCallEvent]] | None = None
+    after_tool_call: Callable[[AfterToolCallEvent], Awaitable[AfterToolCallEvent]] | None = None
+    tool_context: Callable[[str, AbortSignal, Callable[[ToolResult], object]], ToolContext] | None = None
+    get_steering: Callable[[], list[Message]] = list
+    get_follow_up: Callable[[], list[Message]] = list
+    stream_options: dict[str, Any] = field(default_factory=dict)
+
+
+async def run_agent_loop(prompts: list[Any], messages: list[Any], config: LoopConfig, emit: Emit,
+                         signal: AbortSignal) -> list[Any]:
+    """Run one prompt to the end. ``messages`` (the transcript) is extended in place; returns what this
+    run added."""
+    added: list[Any] = []
+
+    async def push(message: Any) -> None:
+        await emit(MessageStartEvent(message))
+        await emit(MessageEndEvent(message))
+        messages.append(message)
+        added.append(message)
+
+    await emit(AgentStartEvent())
+    turn = 0
+    await emit(TurnStartEvent(turn_index=turn))
+    for message in prompts:
+        await push(message)
+    pending = config.get_steering()
+    while True:
+        more_tools = True
+        while more_tools or pending:
+            if turn > 0:
+                await emit(TurnStartEvent(turn_index=turn))
+            for message in pending:
+                await push(message)
+            assistant = await stream_assistant(messages, config, emit, signal)
+            messages.append(assistant)
+            added.append(assistant)
+            if assistant.stop_reason in ("error", "aborted"):
+                await emit(TurnEndEvent(turn, assistant, []))
+                await emit(AgentEndEvent(added))
+                return added
+            calls = assistant.tool_calls()
+            results = await run_tool_batch(assistant, calls, config, emit, signal) if calls else []
+            for result in results:
+                messages.append(result)
+                added.append(result)
+            await emit(TurnEndEvent(turn, assistant, results))
+            turn += 1
+            if signal.aborted:
+                await emit(AgentEndEvent(added))
+                return added
+            more_tools = bool(calls)
+            pending = config.get_steering()
+        pending = config.get_follow_up()
+        if not pending:
+            break
+    await emit(AgentEndEvent(added))
+    return added
+
+
+# -------------------------------------------------------------------------------------------------
+# one model request
+
+
+async def build_context(messages: list[Any], config: LoopConfig, signal: AbortSignal) -> Context:
+    """Projection → ``context`` hooks → system prompt and tools attached → ``context_with_system``."""
+    conversation = [m for m in messages if getattr(m, "role", None) != "system"]
+    if config.transform_context is not None:
+        conversation = await config.transform_context(conversation, signal)
+    context = Context(system_prompt=config.system_prompt, messages=config.convert_to_llm(conversation),
+                      tools=[tool.declaration() for tool in config.tools])
+    if config.transform_request is not None:
+        context = await config.transform_request(context)
+    return context
+
+
+async def stream_assistant(messages: list[Any], config: LoopConfig, emit: Emit,
+                           signal: AbortSignal) -> AssistantMessage:
+    started = time.monotonic()
+    context = await build_context(messages, config, signal)
+    partial: AssistantMessage | None = None
+    final: AssistantMessage | None = None
+    async for event in config.stream(config.model, context, signal=signal, **config.stream_options):
+        kind = event.type
+        if kind == "start":
+            partial = event.partial
+            await emit(MessageStartEvent(partial))
+        elif kind in ("done", "error"):
+            final = event.message
+        elif partial is not None:
+            await emit(MessageUpdateEvent(partial, event))
+    if final is None:  # a stream function that broke its contract: never lose the turn silently
+        final = AssistantMessage(api=config.model.api, provider=config.model.provider, model=config.model.id,
+                                 stop_reason="error", error_message="the model stream ended without a result")
+    if final.duration_ms is None:
+        final.duration_ms = int((time.monotonic() - started) * 1000)
+    if partial is None:
+        await emit(MessageStartEvent(final))
+    await emit(MessageEndEvent(final))
+    return final
+
+
+# -------------------------------------------------------------------------------------------------
+# tool calls
+
+
+@dataclass
+class _Call:
+    call: ToolCall
+    tool: Tool | None = None
+    arguments: dict[str, Any] = field(default_factory=dict)
+    result: ToolResult | None = None
+    started: float = field(default_factory=time.monotonic)
+    duration_ms: int | None = None
+
+
+async def run_tool_batch(assistant: AssistantMessage, calls: list[ToolCall], config: LoopConfig, emit: Emit,
+                         signal: AbortSignal) -> list[ToolResultMessage]:
+    """Prepare every call, run the prepared ones (concurrency-safe neighbours together), and return
+    the results in the order the model issued the calls."""
+    batch = [_Call(call) for call in calls]
+    for item in batch:
+        await emit(ToolExecutionStartEvent(item.call.id, item.call.name, item.call.arguments))
+        await _prepare(item, assistant, config, signal)
+        if item.result is not None:
+            await _finish(item, emit)
+    for group in _groups([item for item in batch if item.result is None]):
+        await asyncio.gather(*(_execute(item, config, emit, signal) for item in group))
+    results = [_result_message(item) for item in batch]
+    for message in results:
+        await emit(MessageStartEvent(message))
+        await emit(MessageEndEvent(message))
+    return results
+
+
+async def _prepare(item: _Call, assistant: AssistantMessage, config: LoopConfig, signal: AbortSignal) -> None:
+    """Find, validate and gate one call; on any failure ``item.result`` holds the error to send back."""
+    if assistant.stop_reason == "length":
+        item.result = ToolResult.text(TRUNCATED_CALL, details={}, is_error=True)
+        return
+    if signal.aborted:
+        item.result = ToolResult.text("Operation aborted", details={}, is_error=True)
+        return
+    tool = next((t for t in config.tools if t.name == item.call.name), None)
+    if tool is None:
+        item.result = ToolResult.text(f"Tool {item.call.name} not found", details={}, is_error=True)
+        return
+    item.tool = tool
+    try:
+        raw = tool.prepare_arguments(item.call.arguments) if tool.prepare_arguments else item.call.arguments
+        item.arguments = validate_arguments(tool.name, tool.parameters, raw)
+    except ToolArgumentsError as exc:
+        item.result = ToolResult.text(str(exc), details={}, is_error=True)
+        return
+    except Exception as exc:  # a broken prepare_arguments shim is the tool's bug, not a crash
+        item.result = ToolResult.text(f"{type(exc).__name__}: {exc}", details={}, is_error=True)
+        return
+    if config.before_tool_call is not None:
+        event = await config.before_tool_call(BeforeToolCallEvent(
+            tool.name, item.call.id, item.arguments, tool=tool, assistant_message=assistant))
+        if event.blocked is not None:
+            item.result = ToolResult.text(event.blocked.reason, details={}, is_error=True)
+            return
+        item.arguments = event.arguments
+
+
+def _groups(items: list[_Call]) -> list[list[_Call]]:
+    """Consecutive concurrency-safe calls form one parallel group; any other call runs alone."""
+    groups: list[list[_Call]] = []
+    for item in items:
+        safe = item.tool is not None and item.tool.capabilities.concurrency_safe
+        if safe and groups and all(g.tool is not None and g.tool.capabilities.concurrency_safe for g in groups[-1]):
+            groups[-1].append(item)
+        else:
+            groups.append([item])
+    return groups
+
+
+async def _execute(item: _Call, config: LoopConfig, emit: Emit, signal: AbortSignal) -> None:
+    assert item.tool is not None
+    updates: asyncio.Queue[ToolResult | None] = asyncio.Queue()
+    settled = False
+
+    def on_update(partial: ToolResult) -> None:
+        if not settled:  # updates after the call settled are dropped, as in pi
+            updates.put_nowait(partial)
+
+    async def deliver() -> None:
+        while (partial := await updates.get()) is not None:
+            await emit(ToolExecutionUpdateEvent(item.call.id, item.call.name, item.call.arguments, partial))
+
+    ctx = (config.tool_context(item.call.id, signal, on_update) if config.tool_context
+           else ToolContext(item.call.id, cwd=Path.cwd(), signal=signal, on_update=on_update))
+    delivery = asyncio.create_task(deliver())
+    item.started = time.monotonic()
+    result = await _run_tool(item.tool, item.arguments, ctx, signal)
+    settled = True
+    updates.put_nowait(None)
+    await delivery
+    item.duration_ms = int((time.monotonic() - item.started) * 1000)
+    if config.after_tool_call is not None:
+        event = await config.after_tool_call(AfterToolCallEvent(
+            item.tool.name, item.call.id, item.arguments, list(result.content), result.details, result.is_error))
+        result = ToolResult(event.content, event.details, event.is_error, result.structured_content)
+    item.result = result
+    await _finish(item, emit)
+
+
+ABORT_GRACE_SECONDS = 1.0
+"""How long a tool may take to clean up (kill its processes) after an abort before it is cancelled."""
+
+
+async def _run_tool(tool: Tool, arguments: dict[str, Any], ctx: ToolContext, signal: AbortSignal) -> ToolResult:
+    """Run a tool; any exception becomes an error result; an abort cancels a tool that ignores it."""
+    task = asyncio.ensure_future(tool.run(arguments, ctx))
+    aborted = asyncio.ensure_future(signal.wait())
+    try:
+        await asyncio.wait({task, aborted}, return_when=asyncio.FIRST_COMPLETED)
+        if not task.done():
+            await asyncio.wait({task}, timeout=ABORT_GRACE_SECONDS)
+        if not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            return ToolResult.text("Operation aborted", details={}, is_error=True)
+        return task.result()
+    except ToolError as exc:
+        return ToolResult.text(str(exc), details=exc.details if exc.details is not None else {}, is_error=True)
+    except asyncio.CancelledError:
+        task.cancel()
+        raise
+    except Exception as exc:
+        return ToolResult.text(str(exc) or type(exc).__name__, details={}, is_error=True)
+    finally:
+        aborted.cancel()
+
+
+async def _finish(item: _Call, emit: Emit) -> None:
+    assert item.result is not None
+    await emit(ToolExecutionEndEvent(item.call.id, item.call.name, item.result, item.result.is_error,
+                                     item.duration_ms))
+
+
+def _result_message(item: _Call) -> ToolResultMessage:
+    result = item.result or ToolResult([TextContent(text="Tool did not run")], {}, True)
+    return ToolResultMessage(tool_call_id=item.call.id, tool_name=item.call.name, content=result.content,
+                             details=result.details, is_error=result.is_error, duration_ms=item.duration_ms)
+
+
+__all__ = ["LoopConfig", "StreamFn", "build_context", "run_agent_loop", "run_tool_batch", "stream_assistant"]
