@@ -72,13 +72,25 @@ _EXPORTS: dict[str, str] = {
     # --- tool helpers (truncation, processes, matching) ---------------------------------------
     "DEFAULT_MAX_BYTES": "pi_core.toolkit.truncate",
     "DEFAULT_MAX_LINES": "pi_core.toolkit.truncate",
+    "Edit": "pi_core.toolkit.textmatch",
+    "EditError": "pi_core.toolkit.textmatch",
+    "EditOutcome": "pi_core.toolkit.textmatch",
     "GREP_MAX_LINE_LENGTH": "pi_core.toolkit.truncate",
     "HeadTail": "pi_core.toolkit.truncate",
     "PreparedImage": "pi_core.toolkit.images",
+    "Replacement": "pi_core.toolkit.textmatch",
+    "TextFile": "pi_core.toolkit.textmatch",
     "Truncation": "pi_core.toolkit.truncate",
+    "apply_edits": "pi_core.toolkit.textmatch",
+    "atomic_write": "pi_core.toolkit.mutation",
+    "closest_region": "pi_core.toolkit.textmatch",
     "detect_image_mime": "pi_core.toolkit.images",
     "detect_image_mime_file": "pi_core.toolkit.images",
+    "edit_diff": "pi_core.toolkit.diff",
+    "file_mutation_lock": "pi_core.toolkit.mutation",
+    "find_edit": "pi_core.toolkit.textmatch",
     "format_size": "pi_core.toolkit.truncate",
+    "mutation_key": "pi_core.toolkit.mutation",
     "prepare_image": "pi_core.toolkit.images",
     "truncate_head": "pi_core.toolkit.truncate",
     "truncate_head_tail": "pi_core.toolkit.truncate",
@@ -138,7 +150,19 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
     from .extensions.contributions import CliCommand, Command, Flag, Toolset
     from .extensions.manager import PluginHost, build_plugin_host
     from .extensions.markers import hookimpl
+    from .toolkit.diff import edit_diff
     from .toolkit.images import PreparedImage, detect_image_mime, detect_image_mime_file, prepare_image
+    from .toolkit.mutation import atomic_write, file_mutation_lock, mutation_key
+    from .toolkit.textmatch import (
+        Edit,
+        EditError,
+        EditOutcome,
+        Replacement,
+        TextFile,
+        apply_edits,
+        closest_region,
+        find_edit,
+    )
     from .toolkit.truncate import (
         DEFAULT_MAX_BYTES,
         DEFAULT_MAX_LINES,

@@ -14,6 +14,8 @@ DISTRIBUTION = "pi-core-agent"
 #: in pyproject.toml (tests/test_discovery.py checks it).
 BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
     ("read", "plugins.tools.read"),
+    ("write", "plugins.tools.write"),
+    ("edit", "plugins.tools.edit"),
 )
 
 

@@ -1,0 +1,399 @@
+"""Finding the text an edit means, and applying several edits at once.
+
+The matcher tries stages from strict to tolerant and stops at the first stage that finds anything:
+
+1. ``exact`` — the old text as given;
+2. ``trailing-whitespace`` — spaces and tabs at line ends ignored;
+3. ``unicode`` — also Unicode look-alikes folded (NFKC, curly quotes, dashes, exotic spaces);
+4. ``indentation`` — whole lines compared with all leading/inner whitespace runs collapsed; the new
+   text is re-indented to the file's indentation.
+
+A stage's match is accepted only when it is unique; two or more places at the first stage that
+finds any is an ambiguity error (a looser stage would only find more). Every edit is matched
+against the original text, overlapping edits are refused, and nothing is applied unless all edits
+match. Text is handled with LF line endings; :func:`apply_edits_preserving` maps the result back
+onto the original's line endings.
+
+Plugins can swap the matcher by replacing the edit tool and calling their own; this module is
+plain functions over strings.
+"""
+
+from __future__ import annotations
+
+import bisect
+import difflib
+import re
+import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+STAGES = ("exact", "trailing-whitespace", "unicode", "indentation")
+
+_STAGE_HINT = {
+    "trailing-whitespace": "ignoring trailing whitespace",
+    "unicode": "ignoring trailing whitespace and Unicode look-alike characters",
+    "indentation": "ignoring indentation and whitespace runs",
+}
+
+_FOLD = str.maketrans({
+    **dict.fromkeys("\u2018\u2019\u201a\u201b\u2032", "'"),
+    **dict.fromkeys("\u201c\u201d\u201e\u201f\u2033", '"'),
+    **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212", "-"),
+    **dict.fromkeys("\u00a0\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000", " "),
+})
+
+
+@dataclass
+class Edit:
+    """One replacement: ``old_text`` (must be found once) becomes ``new_text``."""
+
+    old_text: str
+    new_text: str
+
+
+@dataclass
+class Replacement:
+    """A resolved edit: replace ``content[start:end]`` with ``text`` (offsets in LF text)."""
+
+    start: int
+    end: int
+    text: str
+    edit_index: int
+    stage: str
+
+
+@dataclass
+class Candidate:
+    """The region of the file most like an old text that was not found."""
+
+    first_line: int
+    last_line: int
+    similarity: float
+    lines: list[str]
+
+    def render(self) -> str:
+        width = len(str(self.last_line))
+        return "\n".join(f"{str(self.first_line + i).rjust(width)} | {line}" for i, line in enumerate(self.lines))
+
+
+class EditError(ValueError):
+    """An edit that cannot be applied; ``kind`` is ``empty``, ``not_found``, ``ambiguous``,
+    ``overlap`` or ``no_change``."""
+
+    def __init__(self, message: str, kind: str, edit_index: int | None = None, *,
+                 candidate: Candidate | None = None, lines: Sequence[int] = ()) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.edit_index = edit_index
+        self.candidate = candidate
+        self.lines = list(lines)
+
+
+@dataclass
+class EditOutcome:
+    """What :func:`apply_edits` did: the new LF text, the replacements, and edits found already done."""
+
+    content: str
+    replacements: list[Replacement]
+    already_applied: list[int] = field(default_factory=list)
+
+    def stages(self) -> dict[int, str]:
+        return {r.edit_index: r.stage for r in self.replacements}
+
+
+# -- normalisation with an offset map --------------------------------------------------------------
+
+
+def _normalise(text: str, fold_unicode: bool) -> tuple[str, list[int]]:
+    """``text`` without trailing whitespace per line (and folded), plus a map from each output
+    character (and the end) to its offset in ``text``."""
+    out: list[str] = []
+    index: list[int] = []
+    pos = 0
+    for line in text.split("\n"):
+        stripped = line.rstrip(" \t")
+        for i, ch in enumerate(stripped):
+            mapped = unicodedata.normalize("NFKC", ch).translate(_FOLD) if fold_unicode and ord(ch) > 127 else ch
+            for m in mapped:
+                out.append(m)
+                index.append(pos + i)
+        pos += len(line)
+        out.append("\n")
+        index.append(pos)
+        pos += 1
+    out.pop()
+    index.pop()
+    index.append(len(text))
+    return "".join(out), index
+
+
+def _occurrences(haystack: str, needle: str) -> list[int]:
+    found, start = [], 0
+    while (i := haystack.find(needle, start)) != -1:
+        found.append(i)
+        start = i + len(needle)
+    return found
+
+
+def _line_of(content: str, offset: int) -> int:
+    return content.count("\n", 0, offset) + 1
+
+
+def _ws_key(line: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", line).translate(_FOLD).split())
+
+
+def _indent(line: str) -> str:
+    return line[: len(line) - len(line.lstrip(" \t"))]
+
+
+def _reindent(new_text: str, old_lines: list[str], file_lines: list[str]) -> str:
+    """Shift ``new_text`` from the old text's indentation to the file's, when that is a clean swap."""
+    pairs = [(o, f) for o, f in zip(old_lines, file_lines) if o.strip()]
+    if not pairs:
+        return new_text
+    old_ind, file_ind = _indent(pairs[0][0]), _indent(pairs[0][1])
+    if old_ind == file_ind:
+        return new_text
+    out = []
+    for line in new_text.split("\n"):
+        if line.startswith(old_ind) and line.strip():
+            out.append(file_ind + line[len(old_ind):])
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+def _line_spans(content: str) -> list[tuple[int, int]]:
+    spans, start = [], 0
+    for line in content.split("\n"):
+        spans.append((start, start + len(line)))
+        start += len(line) + 1
+    return spans
+
+
+# -- finding one edit --------------------------------------------------------------------------------
+
+
+def _find_substring(content: str, old: str, stage: str) -> list[tuple[int, int]]:
+    if stage == "exact":
+        return [(i, i + len(old)) for i in _occurrences(content, old)]
+    fold = stage == "unicode"
+    norm_c, index = _normalise(content, fold)
+    norm_o, _ = _normalise(old, fold)
+    if not norm_o.strip():
+        return []
+    spans = []
+    for i in _occurrences(norm_c, norm_o):
+        end = index[i + len(norm_o) - 1] + 1
+        spans.append((index[i], end))
+    return spans
+
+
+def _find_lines(content: str, old: str) -> list[tuple[int, int, list[str], list[str]]]:
+    old_lines = old.split("\n")
+    if old_lines and old_lines[-1] == "" and len(old_lines) > 1:
+        old_lines = old_lines[:-1]
+    keys = [_ws_key(line) for line in old_lines]
+    if not any(keys):
+        return []
+    file_lines = content.split("\n")
+    file_keys = [_ws_key(line) for line in file_lines]
+    spans = _line_spans(content)
+    found = []
+    n = len(keys)
+    for i in range(len(file_lines) - n + 1):
+        if file_keys[i:i + n] == keys:
+            found.append((spans[i][0], spans[i + n - 1][1], old_lines, file_lines[i:i + n]))
+    return found
+
+
+def find_edit(content: str, edit: Edit, index: int = 0, *, label: str = "the file",
+              total: int = 1) -> Replacement:
+    """Resolve one edit against ``content`` (LF text) or raise :class:`EditError`."""
+    old, new = edit.old_text, edit.new_text
+    name = "the old text" if total == 1 else f"edits[{index}].oldText"
+    if not old:
+        raise EditError(f"{name[0].upper()}{name[1:]} is empty; give the exact text to replace in {label}.", "empty", index)
+    for stage in STAGES[:3]:
+        spans = _find_substring(content, old, stage)
+        if len(spans) == 1:
+            start, end = spans[0]
+            return Replacement(start, end, new, index, stage)
+        if spans:
+            raise _ambiguous(content, name, label, stage, [s for s, _ in spans], index)
+    matches = _find_lines(content, old)
+    if len(matches) == 1:
+        start, end, old_lines, file_lines = matches[0]
+        text = _reindent(new.removesuffix("\n") if old.endswith("\n") else new, old_lines, file_lines)
+        if old.endswith("\n") and end < len(content):
+            end += 1
+            text += "\n"
+        return Replacement(start, end, text, index, "indentation")
+    if matches:
+        raise _ambiguous(content, name, label, "indentation", [m[0] for m in matches], index)
+    raise _not_found(content, old, name, label, index)
+
+
+def _ambiguous(content: str, name: str, label: str, stage: str, starts: list[int], index: int) -> EditError:
+    lines = [_line_of(content, s) for s in starts]
+    shown = ", ".join(map(str, lines[:10])) + (", ..." if len(lines) > 10 else "")
+    how = "" if stage == "exact" else f" when {_STAGE_HINT[stage]}"
+    return EditError(
+        f"{name[0].upper()}{name[1:]} occurs {len(starts)} times in {label}{how} (at lines {shown}); it must match exactly one "
+        "place. Include more of the surrounding lines to single one out.", "ambiguous", index, lines=lines)
+
+
+def _not_found(content: str, old: str, name: str, label: str, index: int) -> EditError:
+    message = (f"Could not find {name} in {label}, not even when ignoring trailing whitespace, indentation "
+               "and Unicode look-alikes.")
+    candidate = closest_region(content, old)
+    if candidate is not None:
+        message += (f"\nThe most similar part of the file is lines {candidate.first_line}-{candidate.last_line} "
+                    f"({round(candidate.similarity * 100)}% similar):\n{candidate.render()}\n"
+                    "Copy the old text exactly from the file (read it again if it may have changed).")
+    else:
+        message += " Read the file again and copy the old text exactly."
+    return EditError(message, "not_found", index, candidate=candidate)
+
+
+_MAX_SCAN_LINES = 20000
+
+
+def closest_region(content: str, old: str) -> Candidate | None:
+    """The window of lines most similar to ``old`` (same number of lines), or None if nothing is
+    even 40% alike."""
+    old_lines = old.strip("\n").split("\n")
+    lines = content.split("\n")[:_MAX_SCAN_LINES]
+    n = min(len(old_lines), len(lines))
+    if n == 0:
+        return None
+    target = "\n".join(_ws_key(line) for line in old_lines)
+    keys = [_ws_key(line) for line in lines]
+    best: tuple[float, int] = (0.0, -1)
+    matcher = difflib.SequenceMatcher(None, autojunk=False)
+    matcher.set_seq2(target)
+    for i in range(len(lines) - n + 1):
+        matcher.set_seq1("\n".join(keys[i:i + n]))
+        if matcher.real_quick_ratio() <= best[0] or matcher.quick_ratio() <= best[0]:
+            continue
+        ratio = matcher.ratio()
+        if ratio > best[0]:
+            best = (ratio, i)
+    if best[1] < 0 or best[0] < 0.4:
+        return None
+    start = best[1]
+    return Candidate(start + 1, start + n, best[0], lines[start:start + n])
+
+
+# -- applying several edits --------------------------------------------------------------------------
+
+
+def _is_applied(content: str, edit: Edit) -> bool:
+    """The new text is in the file and the old text only appears inside copies of it."""
+    new, old = edit.new_text, edit.old_text
+    if not new.strip() or new == old or new not in content:
+        return False
+    homes = [(i, i + len(new)) for i in _occurrences(content, new)]
+    return all(any(s <= i and i + len(old) <= e for s, e in homes) for i in _occurrences(content, old))
+
+
+def apply_edits(content: str, edits: Sequence[Edit], *, label: str = "the file") -> EditOutcome:
+    """Match every edit against ``content`` (LF text) and apply them together, or raise EditError.
+
+    An edit whose old text is missing but whose new text is present counts as already applied
+    (``EditOutcome.already_applied``) instead of failing, so a repeated call is harmless.
+    """
+    edits = [Edit(e.old_text.replace("\r\n", "\n"), e.new_text.replace("\r\n", "\n")) for e in edits]
+    replacements: list[Replacement] = []
+    applied: list[int] = []
+    for i, edit in enumerate(edits):
+        if edit.old_text and edit.old_text in content and _is_applied(content, edit):
+            applied.append(i)
+            continue
+        try:
+            replacements.append(find_edit(content, edit, i, label=label, total=len(edits)))
+        except EditError as e:
+            if e.kind == "not_found" and _is_applied(content, edit):
+                applied.append(i)
+                continue
+            raise
+    replacements.sort(key=lambda r: r.start)
+    for prev, cur in zip(replacements, replacements[1:]):
+        if cur.start < prev.end:
+            raise EditError(f"edits[{prev.edit_index}] and edits[{cur.edit_index}] overlap in {label}; merge "
+                            "them into one edit or make them cover separate regions.", "overlap", cur.edit_index)
+    new_content = splice(content, replacements)
+    if new_content == content and not applied:
+        what = "the replacement leaves" if len(edits) == 1 else "the replacements leave"
+        raise EditError(f"No change made to {label}: {what} the text as it was (newText equals oldText).",
+                        "no_change")
+    return EditOutcome(new_content, replacements, applied)
+
+
+def splice(content: str, replacements: Sequence[Replacement],
+           convert: Callable[[Replacement], str] | None = None) -> str:
+    """Apply sorted, disjoint replacements to ``content``."""
+    out, pos = [], 0
+    for r in replacements:
+        out.append(content[pos:r.start])
+        out.append(convert(r) if convert else r.text)
+        pos = r.end
+    out.append(content[pos:])
+    return "".join(out)
+
+
+# -- line endings and BOM ------------------------------------------------------------------------------
+
+
+@dataclass
+class TextFile:
+    """A file's text split into what matching sees (LF, no BOM) and what must be put back."""
+
+    original: str
+    bom: str
+    lf: str
+    crlf_at: list[int]
+    """LF-text offsets of the newlines that were CRLF in the original."""
+
+    @classmethod
+    def parse(cls, raw: str) -> TextFile:
+        bom = "\ufeff" if raw.startswith("\ufeff") else ""
+        body = raw[len(bom):]
+        crlf_at, removed = [], 0
+        for m in re.finditer("\r\n", body):
+            crlf_at.append(m.start() - removed)
+            removed += 1
+        return cls(body, bom, body.replace("\r\n", "\n"), crlf_at)
+
+    def to_original(self, offset: int) -> int:
+        return offset + bisect.bisect_left(self.crlf_at, offset)
+
+    def ending_at(self, offset: int) -> str:
+        """The line ending of the line holding ``offset`` (the previous line's for a last line)."""
+        nl = self.lf.find("\n", offset)
+        if nl == -1:
+            nl = self.lf.rfind("\n", 0, offset)
+        if nl == -1:
+            return "\r\n" if self.crlf_at else "\n"
+        i = bisect.bisect_left(self.crlf_at, nl)
+        return "\r\n" if i < len(self.crlf_at) and self.crlf_at[i] == nl else "\n"
+
+    def rebuild(self, replacements: Sequence[Replacement]) -> str:
+        """The original text with the replacements applied; untouched bytes and line endings kept,
+        new lines given the ending of the line they land on."""
+        if not self.crlf_at:
+            return self.bom + splice(self.lf, replacements)
+        out, pos = [], 0
+        for r in replacements:
+            start, end = self.to_original(r.start), self.to_original(r.end)
+            out.append(self.original[pos:start])
+            ending = self.ending_at(r.start)
+            out.append(r.text if ending == "\n" else r.text.replace("\n", ending))
+            pos = end
+        out.append(self.original[pos:])
+        return self.bom + "".join(out)
+
+
+__all__ = ["Candidate", "Edit", "EditError", "EditOutcome", "Replacement", "STAGES", "TextFile", "apply_edits",
+           "closest_region", "find_edit", "splice"]
