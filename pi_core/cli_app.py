@@ -26,6 +26,7 @@ def build_app(host: PluginHost, options: GlobalOptions) -> tuple[typer.Typer, li
     _add_run(app, host, options)
     _add_plugins(app, host)
     _add_trust(app, host)
+    _add_packages(app, host)
     commands = [DEFAULT_COMMAND, *BUILTIN_COMMANDS]
     for registered in host.cli_commands.entries.values():
         command = registered.item
@@ -142,6 +143,86 @@ def _add_trust(app: typer.Typer, host: PluginHost) -> None:
         store.set(target, None if forget else not no)
         state = "forgotten" if forget else "not trusted" if no else "trusted"
         typer.echo(f"{target}: {state} (saved in {store.path})")
+
+
+def _add_packages(app: typer.Typer, host: PluginHost) -> None:
+    from . import plugin_install
+
+    @app.command("install")
+    def install(
+        packages: Annotated[list[str], typer.Argument(help="pip requirements or local project paths.")],
+        editable: Annotated[bool, typer.Option("--editable", "-e", help="Install local paths in editable mode.")] = False,
+        upgrade: Annotated[bool, typer.Option("--upgrade", "-U", help="Upgrade if already installed.")] = False,
+        approve: _Approve = False,
+        no_plugins: _NoPlugins = False,
+        no_extensions: _NoExtensions = False,
+    ) -> None:
+        """Install plugin packages into pi's own Python environment, then show what they register.
+
+        Arguments after `--` go to pip unchanged (e.g. `-- --no-deps`)."""
+        pip_args = [p for p in packages if p.startswith("-")]  # only reachable after `--`
+        packages = [p for p in packages if not p.startswith("-")]
+        code = plugin_install.install(packages, editable=editable, upgrade=upgrade, pip_args=pip_args)
+        if code != 0:
+            typer.echo(f"pi: pip failed (exit {code}); nothing was changed by pi", err=True)
+            raise typer.Exit(1)
+        wanted = {plugin_install.normalise(n) for n in map(plugin_install.dist_name_for, packages) if n}
+        rows = _fresh_plugin_rows()
+        shown = [r for r in rows if r["dist"] and plugin_install.normalise(r["dist"]) in wanted]
+        if not shown:
+            typer.echo("installed, but the package declares no pi plugins (no [project.entry-points.pi])")
+            return
+        typer.echo(_table(shown))
+        if any(r["error"] for r in shown):
+            raise typer.Exit(1)
+
+    @app.command("remove")
+    def remove(
+        packages: Annotated[list[str], typer.Argument(help="Distribution names to uninstall.")],
+        approve: _Approve = False,
+        no_plugins: _NoPlugins = False,
+        no_extensions: _NoExtensions = False,
+    ) -> None:
+        """Uninstall plugin packages from pi's environment."""
+        if plugin_install.remove(packages) != 0:
+            raise typer.Exit(1)
+
+    @app.command("list")
+    def list_plugins(approve: _Approve = False, no_plugins: _NoPlugins = False,
+                     no_extensions: _NoExtensions = False) -> None:
+        """Installed plugin packages, and required plugins of this project that are missing."""
+        installed = plugin_install.installed_plugins()
+        for plugin in installed:
+            names = ", ".join(name for name, _ in plugin.entry_points)
+            status = [host.records[n].error for n, _ in plugin.entry_points if n in host.records and host.records[n].error]
+            typer.echo(f"{plugin.dist} {plugin.version}  plugins: {names}" + (f"  FAILED: {status[0]}" if status else ""))
+        if not installed:
+            typer.echo("no plugin packages installed (pip packages with [project.entry-points.pi])")
+        missing = _missing_required(host, {plugin_install.normalise(p.dist) for p in installed})
+        for name in missing:
+            typer.echo(f"missing: {name} (required by {host.cwd / '.pi' / 'settings.json'}; `pi install {name}`)")
+        if missing:
+            raise typer.Exit(1)
+
+
+def _fresh_plugin_rows() -> list[dict]:
+    """Plugin rows from a new process: the current one scanned entry points before the install."""
+    import subprocess
+
+    result = subprocess.run([sys.executable, "-m", "pi_core", "plugins", "--json"], capture_output=True, text=True)
+    return [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+
+
+def _missing_required(host: PluginHost, installed: set[str]) -> list[str]:
+    """Plugins a project lists under ``plugins.required`` in .pi/settings.json that are not installed."""
+    path = host.cwd / ".pi" / "settings.json"
+    try:
+        required = json.loads(path.read_text()).get("plugins", {}).get("required", [])
+    except (OSError, ValueError, AttributeError):
+        return []
+    from .plugin_install import normalise
+
+    return [name for name in required if isinstance(name, str) and normalise(name) not in installed]
 
 
 __all__ = ["build_app"]

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from .extensions.manager import PluginHost
 
 DEFAULT_COMMAND = "run"
-BUILTIN_COMMANDS = ("plugins", "trust")
+BUILTIN_COMMANDS = ("plugins", "trust", "install", "remove", "list")
 
 
 @dataclass
@@ -31,6 +31,7 @@ _GLOBAL_SWITCHES = {"--approve": ("approve", True), "-a": ("approve", True),
                     "--no-plugins": ("no_plugins", True),
                     "--no-extensions": ("no_extensions", True), "-ne": ("no_extensions", True)}
 _GLOBAL_VALUES = ("-e", "--extension")
+_OWN_E_FLAG = ("install",)
 
 
 def preparse(args: Sequence[str]) -> tuple[GlobalOptions, list[str]]:
@@ -40,8 +41,8 @@ def preparse(args: Sequence[str]) -> tuple[GlobalOptions, list[str]]:
     i = 0
     while i < len(items):
         arg = items[i]
-        if arg == "--":
-            rest.extend(items[i:])
+        if arg == "--" or (arg in _OWN_E_FLAG and not rest):
+            rest.extend(items[i:])  # `pi install -e PATH` means editable, not an extension
             break
         if arg in _GLOBAL_SWITCHES:
             attr, value = _GLOBAL_SWITCHES[arg]

@@ -312,6 +312,7 @@ class AgentStartEvent(_Event):
 @dataclass
 class AgentEndEvent(_Event):
     messages: list[Message] = field(default_factory=list)
+    will_retry: bool = False
     type: str = "agent_end"
 
 

@@ -1,0 +1,85 @@
+"""Session-level events: what the runtime adds to the agent's event stream (not hooks).
+
+Subscribers (JSON mode, RPC mode, SDK hosts) receive these alongside the agent events of
+``pi_core.events``; the shapes follow pi 1.6's event stream.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class AgentSettledEvent:
+    """pi will not continue on its own: retries, compaction and follow-ups are done."""
+
+    aborted: bool = False
+    type: str = "agent_settled"
+
+
+@dataclass
+class QueueUpdateEvent:
+    steering: list[str] = field(default_factory=list)
+    follow_up: list[str] = field(default_factory=list)
+    type: str = "queue_update"
+
+
+@dataclass
+class AutoRetryStartEvent:
+    attempt: int
+    max_attempts: int
+    delay_ms: int
+    error_message: str
+    type: str = "auto_retry_start"
+
+
+@dataclass
+class AutoRetryEndEvent:
+    success: bool
+    attempt: int
+    final_error: str | None = None
+    type: str = "auto_retry_end"
+
+
+@dataclass
+class CompactionStartEvent:
+    reason: str = "manual"
+    type: str = "compaction_start"
+
+
+@dataclass
+class CompactionEndEvent:
+    result: Any = None
+    aborted: bool = False
+    will_retry: bool = False
+    error_message: str | None = None
+    reason: str = "manual"
+    type: str = "compaction_end"
+
+
+@dataclass
+class EntryAppendedEvent:
+    """An entry that is not a message (a ``context_edit``, a label...) was appended to the session."""
+
+    entry: dict[str, Any]
+    type: str = "entry_appended"
+
+
+@dataclass
+class BashExecutionUpdateEvent:
+    id: str
+    delta: str
+    type: str = "bash_execution_update"
+
+
+__all__ = [
+    "AgentSettledEvent",
+    "AutoRetryEndEvent",
+    "AutoRetryStartEvent",
+    "BashExecutionUpdateEvent",
+    "CompactionEndEvent",
+    "CompactionStartEvent",
+    "EntryAppendedEvent",
+    "QueueUpdateEvent",
+]
