@@ -16,6 +16,7 @@ BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
     ("read", "plugins.tools.read"),
     ("write", "plugins.tools.write"),
     ("edit", "plugins.tools.edit"),
+    ("bash", "plugins.tools.bash"),
 )
 
 

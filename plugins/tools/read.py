@@ -213,7 +213,17 @@ async def execute(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
     path = resolve_read_path(path_arg, ctx)
     result = await asyncio.to_thread(_read, path, path_arg, offset, limit)
     ctx.signal.throw_if_aborted()
+    result.structured_content = _structured(result)
     return result
+
+
+def _structured(result: ToolResult) -> Any:
+    """What programmatic callers get: the text, or the image with its note (pi's shape)."""
+    note = result.text_content()
+    image = next((c for c in result.content if isinstance(c, ImageContent)), None)
+    if image is None:
+        return note
+    return {"type": "image", "data": image.data, "mimeType": image.mime_type, "note": note}
 
 
 def make_read_tool() -> Tool:
