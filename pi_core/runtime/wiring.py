@@ -1,0 +1,76 @@
+"""Plugging the hooks into the loop: the ``LoopConfig`` callables an ``AgentSession`` hands the agent.
+
+Each request: the conversation goes through ``context`` handlers (on a copy), the system prompt and
+tool declarations are attached, the whole request goes through ``context_with_system`` handlers, and
+the provider payload through ``before_provider_request``. Tool calls go through ``before_tool_call``
+and ``after_tool_call``. Hooks without handlers cost nothing: no copies are made for them.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any
+
+from ..ai.abort import AbortSignal
+from ..ai.types import Context, Model
+from ..events import (
+    AfterToolCallEvent,
+    BeforeToolCallEvent,
+    ContextEvent,
+    ContextWithSystemEvent,
+    ProviderRequestEvent,
+)
+
+if TYPE_CHECKING:
+    from ..extensions.context import ExtensionContext
+    from ..extensions.manager import PluginHost
+
+
+class HookWiring:
+    def __init__(self, host: PluginHost, ctx: ExtensionContext, model: Callable[[], Model | None]) -> None:
+        self.host, self.ctx, self._model = host, ctx, model
+
+    async def transform_context(self, messages: list[Any], signal: AbortSignal) -> list[Any]:
+        if not self.host.dispatch.has("context"):
+            return messages
+        event = ContextEvent(messages=copy.deepcopy(messages), model=self._model())
+        event = await self.host.dispatch.call("context", event, self.ctx)
+        return list(event.messages)
+
+    async def transform_request(self, context: Context) -> Context:
+        if not self.host.dispatch.has("context_with_system"):
+            return context
+        event = ContextWithSystemEvent(system_prompt=context.system_prompt or "",
+                                       messages=copy.deepcopy(context.messages),
+                                       tools=copy.deepcopy(context.tools or []), model=self._model())
+        event = await self.host.dispatch.call("context_with_system", event, self.ctx)
+        return Context(system_prompt=event.system_prompt, messages=event.messages, tools=event.tools)
+
+    async def on_payload(self, payload: dict[str, Any], model: Model) -> dict[str, Any]:
+        if not self.host.dispatch.has("before_provider_request"):
+            return payload
+        event = await self.host.dispatch.call("before_provider_request", ProviderRequestEvent(payload, model), self.ctx)
+        return event.payload
+
+    async def before_tool_call(self, event: BeforeToolCallEvent) -> BeforeToolCallEvent:
+        return await self.host.dispatch.call("before_tool_call", event, self.ctx)
+
+    async def after_tool_call(self, event: AfterToolCallEvent) -> AfterToolCallEvent:
+        return await self.host.dispatch.call("after_tool_call", event, self.ctx)
+
+
+def stamp_thinking_level(stream: Callable[..., AsyncIterator[Any]], level: Callable[[], str]) -> Callable[..., AsyncIterator[Any]]:
+    """pi records the requested thinking level on every assistant message; do it at the source."""
+
+    async def stamped(model: Model, context: Context, **options: Any) -> AsyncIterator[Any]:
+        async for event in stream(model, context, **options):
+            message = getattr(event, "message", None)
+            if event.type in ("done", "error") and message is not None and message.thinking_level is None:
+                message.thinking_level = level()
+            yield event
+
+    return stamped
+
+
+__all__ = ["HookWiring", "stamp_thinking_level"]
