@@ -120,6 +120,42 @@ _EXPORTS: dict[str, str] = {
     "ToolResultMessage": "pi_core.ai.types",
     "UserMessage": "pi_core.ai.types",
     # --- sessions ----------------------------------------------------------------------------
+    "AgentMessage": "pi_core.session.messages",
+    "BashExecutionMessage": "pi_core.session.messages",
+    "BranchSummaryEntry": "pi_core.session.entries",
+    "BranchSummaryMessage": "pi_core.session.messages",
+    "CompactionEntry": "pi_core.session.entries",
+    "CompactionSummaryMessage": "pi_core.session.messages",
+    "ContextEditEntry": "pi_core.session.entries",
+    "ContextEditReplacement": "pi_core.session.entries",
+    "CustomEntry": "pi_core.session.entries",
+    "CustomMessage": "pi_core.session.messages",
+    "CustomMessageEntry": "pi_core.session.entries",
+    "EntryNotFoundError": "pi_core.session.errors",
+    "InvalidSessionError": "pi_core.session.errors",
+    "LabelEntry": "pi_core.session.entries",
+    "MessageEntry": "pi_core.session.entries",
+    "ModelChangeEntry": "pi_core.session.entries",
+    "ModelRef": "pi_core.session.projection",
+    "SessionConflictError": "pi_core.session.errors",
+    "SessionContext": "pi_core.session.projection",
+    "SessionDiagnostic": "pi_core.session.store",
+    "SessionEntry": "pi_core.session.entries",
+    "SessionError": "pi_core.session.errors",
+    "SessionHeader": "pi_core.session.entries",
+    "SessionInfo": "pi_core.session.listing",
+    "SessionInfoEntry": "pi_core.session.entries",
+    "SessionLockedError": "pi_core.session.errors",
+    "SessionManager": "pi_core.session.manager",
+    "SessionReadOnlyError": "pi_core.session.errors",
+    "SessionTreeNode": "pi_core.session.tree",
+    "SystemSnapshot": "pi_core.session.entries",
+    "ThinkingLevelChangeEntry": "pi_core.session.entries",
+    "UnknownEntry": "pi_core.session.entries",
+    "UnknownMessage": "pi_core.session.messages",
+    "UsageEntry": "pi_core.session.entries",
+    "convert_to_llm": "pi_core.session.messages",
+    "agent_dir": "pi_core.paths",
     # --- runtime, SDK ------------------------------------------------------------------------
 }
 
@@ -197,3 +233,55 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
         truncate_line,
         truncate_tail,
     )
+    from .session.entries import (
+        BranchSummaryEntry,
+        CompactionEntry,
+        ContextEditEntry,
+        ContextEditReplacement,
+        CustomEntry,
+        CustomMessageEntry,
+        LabelEntry,
+        MessageEntry,
+        ModelChangeEntry,
+        SessionEntry,
+        SessionHeader,
+        SessionInfoEntry,
+        SystemSnapshot,
+        ThinkingLevelChangeEntry,
+        UnknownEntry,
+        UsageEntry,
+    )
+    from .session.errors import (
+        EntryNotFoundError,
+        InvalidSessionError,
+        SessionConflictError,
+        SessionError,
+        SessionLockedError,
+        SessionReadOnlyError,
+    )
+    from .session.listing import (
+        SessionInfo,
+    )
+    from .session.manager import (
+        SessionManager,
+    )
+    from .session.messages import (
+        AgentMessage,
+        BashExecutionMessage,
+        BranchSummaryMessage,
+        CompactionSummaryMessage,
+        CustomMessage,
+        UnknownMessage,
+        convert_to_llm,
+    )
+    from .session.projection import (
+        ModelRef,
+        SessionContext,
+    )
+    from .session.store import (
+        SessionDiagnostic,
+    )
+    from .session.tree import (
+        SessionTreeNode,
+    )
+    from .paths import agent_dir

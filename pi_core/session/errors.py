@@ -1,0 +1,67 @@
+"""Errors raised by the session store. All derive from :class:`SessionError`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class SessionError(Exception):
+    """Something about a session file or a session operation is wrong."""
+
+
+class InvalidSessionError(SessionError):
+    """The file is not a pi session (no valid header), so it is left untouched."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path} is not a valid pi session file: {reason}")
+        self.path = path
+
+
+class SessionLockedError(SessionError):
+    """Another process (or another manager in this one) has the session open for writing."""
+
+    def __init__(self, path: Path, holder_pid: int | None) -> None:
+        holder = f"process {holder_pid}" if holder_pid else "another process"
+        super().__init__(
+            f"session {path} is open for writing by {holder}; open it read-only "
+            "(SessionManager.open(path, read_only=True)) or close the other pi first"
+        )
+        self.path = path
+        self.holder_pid = holder_pid
+
+
+class SessionReadOnlyError(SessionError):
+    """An append was attempted on a session opened read-only."""
+
+    def __init__(self, path: Path | None) -> None:
+        super().__init__(f"session {path} is open read-only; nothing can be appended to it")
+        self.path = path
+
+
+class EntryNotFoundError(SessionError, LookupError):
+    """No entry with that id in this session."""
+
+    def __init__(self, entry_id: object, detail: str = "not found") -> None:
+        super().__init__(f"entry {entry_id} {detail}")
+        self.entry_id = entry_id
+
+
+class SessionConflictError(SessionError):
+    """The file changed under us (another program appended to it); reopen before writing."""
+
+    def __init__(self, path: Path, expected: int, actual: int) -> None:
+        super().__init__(
+            f"session {path} was changed by another program (size {actual} bytes, expected "
+            f"{expected}); reopen it to see the new entries before appending"
+        )
+        self.path = path
+
+
+__all__ = [
+    "EntryNotFoundError",
+    "InvalidSessionError",
+    "SessionConflictError",
+    "SessionError",
+    "SessionLockedError",
+    "SessionReadOnlyError",
+]

@@ -1,0 +1,323 @@
+"""From the entry tree to what the model sees (pi's ``buildSessionProjection``).
+
+1. The path: from the leaf up the ``parentId`` links to a root, reversed.
+2. Settings from the whole path: the last ``thinking_level_change`` gives the thinking level (default
+   ``off``); the last ``model_change`` or assistant message gives the model.
+3. The compaction window: if the path holds a compaction, the latest one comes first, then the entries
+   before it from its ``firstKeptEntryId`` on (minus system messages, which its snapshot supersedes),
+   then everything after it. Without ``firstKeptEntryId`` on the path nothing before it is kept.
+4. Context edits inside the window: the last edit per target wins; ``replacement: null`` removes the
+   target's contribution, otherwise only its content is replaced.
+5. Each entry's contribution: a message entry its message; ``custom_message`` a ``custom`` message;
+   ``branch_summary`` a ``branchSummary`` message (when the summary is not empty); the leading
+   compaction its system snapshot (if any) and a ``compactionSummary``. Everything else contributes
+   nothing — including entry types and message roles this version does not know (pi passes unknown
+   roles on to its ``convertToLlm``, which drops them: the model input is the same).
+
+All of this runs over the raw dicts; typed messages are made only when asked for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any, overload
+
+from pi_core.ai.types import Message, PiModel
+
+from .ids import iso_to_ms
+from .messages import KNOWN_ROLES, agent_message, convert_to_llm
+
+Raw = dict[str, Any]
+_EDITABLE_ROLES = frozenset({"user", "assistant", "toolResult", "custom"})
+_BLOCK_ROLES = frozenset({"assistant", "toolResult"})
+_LIST_CONTENT_ROLES = frozenset({"user", "assistant", "toolResult"})
+
+
+class ModelRef(PiModel):
+    """The model a session was last using: ``{"provider": ..., "modelId": ...}``."""
+
+    provider: Any = None
+    model_id: Any = None
+
+
+class LazyMessages(Sequence[Any]):
+    """The context's messages as pydantic models, each validated the first time it is read."""
+
+    def __init__(self, raw: list[Raw]) -> None:
+        self._raw = raw
+        self._made: list[Any] = [None] * len(raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Any]: ...
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        made = self._made[index]
+        if made is None:
+            made = self._made[index] = agent_message(self._raw[index])
+        return made
+
+    def __iter__(self) -> Iterator[Any]:
+        for i in range(len(self._raw)):
+            yield self[i]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    def __repr__(self) -> str:
+        return f"LazyMessages({len(self)} messages)"
+
+
+class SessionContext:
+    """What a resumed session sends to the model, and the settings it resumes with.
+
+    ``messages`` are :data:`~pi_core.session.messages.AgentMessage` models, made lazily (the first
+    access of each one validates it); ``raw_messages`` are the same messages as pi's JSON dicts,
+    shared with the store — treat them as read-only. ``source_ids[i]`` is the id of the entry that
+    contributed message ``i`` (the target for :meth:`SessionManager.append_context_edit`).
+    """
+
+    def __init__(self, raw_messages: list[Raw], source_ids: list[str | None], thinking_level: str,
+                 model: ModelRef | None) -> None:
+        self.raw_messages = raw_messages
+        self.source_ids = source_ids
+        self.thinking_level = thinking_level
+        self.model = model
+        self.messages = LazyMessages(raw_messages)
+
+    def to_llm(self) -> list[Message]:
+        """The messages converted to model input (:func:`~pi_core.session.messages.convert_to_llm`)."""
+        return convert_to_llm(self.messages)
+
+    def __repr__(self) -> str:
+        return (f"SessionContext({len(self.raw_messages)} messages, "
+                f"thinking_level={self.thinking_level!r}, model={self.model!r})")
+
+
+def build_path(by_id: dict[str, Raw], leaf: Raw | None) -> list[Raw]:
+    """Entries from the root to ``leaf``, following ``parentId``; stops at a missing parent or a cycle."""
+    path: list[Raw] = []
+    limit = len(by_id) + 1
+    current = leaf
+    while current is not None and len(path) < limit:
+        path.append(current)
+        parent = current.get("parentId")
+        current = by_id.get(parent) if parent.__class__ is str else None
+    path.reverse()
+    return path
+
+
+def context_settings(path: list[Raw]) -> tuple[str, ModelRef | None]:
+    thinking: Any = "off"
+    model: ModelRef | None = None
+    for entry in path:
+        kind = entry.get("type")
+        if kind == "message":
+            message = entry.get("message")
+            if message.__class__ is dict and message.get("role") == "assistant":
+                model = ModelRef(provider=message.get("provider"), model_id=message.get("model"))
+        elif kind == "thinking_level_change":
+            thinking = entry.get("thinkingLevel")
+        elif kind == "model_change":
+            model = ModelRef(provider=entry.get("provider"), model_id=entry.get("modelId"))
+    return thinking, model
+
+
+def context_entries(path: list[Raw]) -> list[Raw]:
+    """The compaction window of ``path`` (step 3 above)."""
+    last = -1
+    for i, entry in enumerate(path):
+        if entry.get("type") == "compaction":
+            last = i
+    if last < 0:
+        return path
+    compaction = path[last]
+    first_kept = compaction.get("firstKeptEntryId")
+    window = [compaction]
+    keeping = False
+    for entry in path[:last]:
+        if not keeping and entry.get("id") == first_kept:
+            keeping = True
+        if keeping and not _is_system_message(entry):
+            window.append(entry)
+    window.extend(path[last + 1:])
+    return window
+
+
+def _is_system_message(entry: Raw) -> bool:
+    message = entry.get("message")
+    return (entry.get("type") == "message" and message.__class__ is dict
+            and message.get("role") == "system")
+
+
+def entry_messages(entry: Raw) -> list[Raw]:
+    """The messages one entry contributes (step 5 above), before context edits."""
+    kind = entry.get("type")
+    if kind == "message":
+        return _message_of(entry)
+    if kind == "custom_message":
+        return [_custom_message(entry)]
+    if kind == "branch_summary":
+        if not entry.get("summary"):
+            return []
+        return [_synthesized(entry, "branchSummary", ("summary", "fromId"))]
+    if kind == "compaction":
+        summary = _synthesized(entry, "compactionSummary", ("summary", "tokensBefore"))
+        snapshot = entry.get("systemMessage")
+        return [snapshot, summary] if snapshot.__class__ is dict else [summary]
+    return []
+
+
+def _synthesized(entry: Raw, role: str, keys: tuple[str, ...]) -> Raw:
+    # Keys the entry lacks stay out, as JavaScript leaves out undefined.
+    message: Raw = {"role": role}
+    for key in keys:
+        if key in entry:
+            message[key] = entry[key]
+    message["timestamp"] = iso_to_ms(entry.get("timestamp"))
+    return message
+
+
+def _message_of(entry: Raw) -> list[Raw]:
+    message = entry.get("message")
+    if message.__class__ is not dict:
+        return []
+    role = message.get("role")
+    if role not in KNOWN_ROLES:
+        return []  # pi passes these on and convertToLlm drops them; the model input is the same
+    if message.get("content") is None:
+        if role == "system":
+            return [{**message, "content": ""}]
+        if role in _LIST_CONTENT_ROLES:
+            return [{**message, "content": []}]
+    return [message]
+
+
+def _custom_message(entry: Raw) -> Raw:
+    content = entry.get("content")
+    message: Raw = {"role": "custom", "customType": entry.get("customType"),
+                    "content": content if content is not None else []}
+    for key in ("display", "details"):
+        if key in entry:
+            message[key] = entry[key]
+    message["timestamp"] = iso_to_ms(entry.get("timestamp"))
+    return message
+
+
+def apply_edit(messages: list[Raw], edit: Raw) -> list[Raw]:
+    """``messages`` as changed by one ``context_edit`` entry (step 4 above)."""
+    if "replacement" not in edit:
+        return messages
+    replacement = edit["replacement"]
+    if replacement is None:
+        return []
+    if replacement.__class__ is not dict or "content" not in replacement:
+        return messages
+    content = replacement["content"]
+    out = []
+    for message in messages:
+        role = message.get("role")
+        if role in _EDITABLE_ROLES:
+            new = [{"type": "text", "text": content}] if (
+                role in _BLOCK_ROLES and isinstance(content, str)) else content
+            message = {**message, "content": new}
+        out.append(message)
+    return out
+
+
+def project(path: list[Raw]) -> SessionContext:
+    """The session context of ``path`` (steps 2-5 above)."""
+    thinking, model = context_settings(path)
+    window = context_entries(path)
+    edits = {e.get("targetId"): e for e in window if e.get("type") == "context_edit"}
+    raw: list[Raw] = []
+    sources: list[str | None] = []
+    for i, entry in enumerate(window):
+        if i > 0 and entry.get("type") == "compaction":
+            continue  # an older compaction inside the kept range says nothing
+        contributed = entry_messages(entry)
+        if edits and contributed:
+            edit = edits.get(entry.get("id"))
+            if edit is not None:
+                contributed = apply_edit(contributed, edit)
+        raw.extend(contributed)
+        sources.extend([entry.get("id")] * len(contributed))
+    return SessionContext(raw, sources, thinking, model)
+
+
+def current_system_message(messages: list[Raw]) -> Raw | None:
+    """The system prompt and tools in force after ``messages`` (pi's ``getCurrentSystemMessage``).
+
+    Texts of every system message are joined by blank lines, named sections are patched in order
+    (``null`` removes one), tools are removed and added by name.
+    """
+    texts: list[str] = []
+    sections: dict[str, Any] = {}
+    tools: dict[Any, Any] = {}
+    timestamp: Any = None
+    for message in messages:
+        if message.__class__ is not dict or message.get("role") != "system":
+            continue
+        if timestamp is None:
+            timestamp = message.get("timestamp")
+        text = _content_text(message.get("content"))
+        if text:
+            texts.append(text)
+        _patch_sections(sections, message.get("sections"))
+        _patch_tools(tools, message)
+    if timestamp is None and not tools:
+        return None
+    out: Raw = {"role": "system", "content": "\n\n".join(texts)}
+    if sections:
+        out["sections"] = sections
+    if tools:
+        out["toolsAdded"] = list(tools.values())
+    out["timestamp"] = timestamp if timestamp is not None else 0
+    return out
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(b.get("text", "") for b in content
+                         if b.__class__ is dict and b.get("type") == "text")
+    return ""
+
+
+def _patch_sections(sections: dict[str, Any], patch: Any) -> None:
+    if patch.__class__ is not dict:
+        return
+    for name, value in patch.items():
+        if value is None:
+            sections.pop(name, None)
+        else:
+            sections[name] = value
+
+
+def _patch_tools(tools: dict[Any, Any], message: Raw) -> None:
+    for tool in message.get("toolsRemoved") or ():
+        if tool.__class__ is dict:
+            tools.pop(tool.get("name"), None)
+    for tool in message.get("toolsAdded") or ():
+        if tool.__class__ is dict:
+            tools[tool.get("name")] = tool
+
+
+__all__ = [
+    "LazyMessages",
+    "ModelRef",
+    "SessionContext",
+    "apply_edit",
+    "build_path",
+    "context_entries",
+    "context_settings",
+    "current_system_message",
+    "entry_messages",
+    "project",
+]
