@@ -102,14 +102,28 @@ class SessionContext:
 def build_path(by_id: dict[str, Raw], leaf: Raw | None) -> list[Raw]:
     """Entries from the root to ``leaf``, following ``parentId``; stops at a missing parent or a cycle."""
     path: list[Raw] = []
-    limit = len(by_id) + 1
+    limit = len(by_id)
     current = leaf
-    while current is not None and len(path) < limit:
+    while current is not None:
         path.append(current)
+        if len(path) > limit:  # longer than the session: the links loop
+            path = _before_repeat(path)
+            break
         parent = current.get("parentId")
         current = by_id.get(parent) if parent.__class__ is str else None
     path.reverse()
     return path
+
+
+def _before_repeat(walk: list[Raw]) -> list[Raw]:
+    seen: set[int] = set()
+    out = []
+    for entry in walk:
+        if id(entry) in seen:
+            break
+        seen.add(id(entry))
+        out.append(entry)
+    return out
 
 
 def context_settings(path: list[Raw]) -> tuple[str, ModelRef | None]:
