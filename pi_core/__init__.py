@@ -76,13 +76,17 @@ _EXPORTS: dict[str, str] = {
     "EditError": "pi_core.toolkit.textmatch",
     "EditOutcome": "pi_core.toolkit.textmatch",
     "GREP_MAX_LINE_LENGTH": "pi_core.toolkit.truncate",
+    "GrepLine": "pi_core.toolkit.search",
+    "GrepResult": "pi_core.toolkit.search",
     "HeadTail": "pi_core.toolkit.truncate",
     "NONINTERACTIVE_ENV": "pi_core.toolkit.process",
     "OutputCollector": "pi_core.toolkit.process",
+    "Overrides": "pi_core.toolkit.ignore",
     "PreparedImage": "pi_core.toolkit.images",
     "ProcessResult": "pi_core.toolkit.process",
     "ProcessStartError": "pi_core.toolkit.process",
     "Replacement": "pi_core.toolkit.textmatch",
+    "SearchError": "pi_core.toolkit.search",
     "ShellResult": "pi_core.toolkit.process",
     "TextFile": "pi_core.toolkit.textmatch",
     "Truncation": "pi_core.toolkit.truncate",
@@ -90,14 +94,20 @@ _EXPORTS: dict[str, str] = {
     "atomic_write": "pi_core.toolkit.mutation",
     "build_env": "pi_core.toolkit.process",
     "closest_region": "pi_core.toolkit.textmatch",
+    "compile_pattern": "pi_core.toolkit.ignore",
     "default_shell": "pi_core.toolkit.process",
     "detect_image_mime": "pi_core.toolkit.images",
     "detect_image_mime_file": "pi_core.toolkit.images",
     "edit_diff": "pi_core.toolkit.diff",
     "file_mutation_lock": "pi_core.toolkit.mutation",
     "find_edit": "pi_core.toolkit.textmatch",
+    "find_ripgrep": "pi_core.toolkit.search",
     "format_size": "pi_core.toolkit.truncate",
+    "glob_to_regex": "pi_core.toolkit.ignore",
+    "grep": "pi_core.toolkit.search",
+    "list_files": "pi_core.toolkit.search",
     "mutation_key": "pi_core.toolkit.mutation",
+    "path_key": "pi_core.toolkit.search",
     "prepare_image": "pi_core.toolkit.images",
     "run_process": "pi_core.toolkit.process",
     "run_shell": "pi_core.toolkit.process",
@@ -106,6 +116,7 @@ _EXPORTS: dict[str, str] = {
     "truncate_head_tail": "pi_core.toolkit.truncate",
     "truncate_line": "pi_core.toolkit.truncate",
     "truncate_tail": "pi_core.toolkit.truncate",
+    "walk": "pi_core.toolkit.ignore",
     # --- messages (re-exported from pi_core.ai) -----------------------------------------------
     "AbortController": "pi_core.ai.abort",
     "AbortSignal": "pi_core.ai.abort",
@@ -197,6 +208,7 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
     from .extensions.manager import PluginHost, build_plugin_host
     from .extensions.markers import hookimpl
     from .toolkit.diff import edit_diff
+    from .toolkit.ignore import Overrides, compile_pattern, glob_to_regex, walk
     from .toolkit.images import PreparedImage, detect_image_mime, detect_image_mime_file, prepare_image
     from .toolkit.mutation import atomic_write, file_mutation_lock, mutation_key
     from .toolkit.process import (
@@ -211,6 +223,7 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
         run_shell,
         sanitize_output,
     )
+    from .toolkit.search import GrepLine, GrepResult, SearchError, find_ripgrep, grep, list_files, path_key
     from .toolkit.textmatch import (
         Edit,
         EditError,

@@ -17,6 +17,10 @@ BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
     ("write", "plugins.tools.write"),
     ("edit", "plugins.tools.edit"),
     ("bash", "plugins.tools.bash"),
+    ("grep", "plugins.tools.grep"),
+    ("find", "plugins.tools.find"),
+    ("ls", "plugins.tools.ls"),
+    ("toolsets", "plugins.tools.toolsets"),
 )
 
 

@@ -1,0 +1,122 @@
+"""The ``grep`` tool: search file contents, honouring ignore files, with ripgrep when available."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from pi_core import (
+    DEFAULT_MAX_BYTES,
+    GREP_MAX_LINE_LENGTH,
+    Tool,
+    ToolCapabilities,
+    ToolContext,
+    ToolError,
+    ToolResult,
+    format_size,
+    hookimpl,
+    truncate_head,
+    truncate_line,
+)
+
+DEFAULT_LIMIT = 100
+
+DESCRIPTION = (
+    "Search the contents of files for a regular expression (or, with literal, a plain string). Each "
+    "hit comes back as path:line: text, with paths relative to the searched directory. Files excluded "
+    "by .gitignore (and .ignore) are skipped; hidden files are searched. At most limit matches (default "
+    f"{DEFAULT_LIMIT}) and {DEFAULT_MAX_BYTES // 1024}KB are returned; lines longer than "
+    f"{GREP_MAX_LINE_LENGTH} characters are shortened."
+)
+
+PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "required": ["pattern"],
+    "properties": {
+        "pattern": {"type": "string", "description": "Regular expression to look for (a plain string with literal)"},
+        "path": {"type": "string", "description": "Directory or single file to search (default: the working "
+                 "directory)"},
+        "glob": {"type": "string", "description": "Only search files matching this glob, relative to path, such "
+                 "as 'src/**/*.ts'; a glob without '/' such as '*.ts' matches file names at any depth"},
+        "ignoreCase": {"type": "boolean", "description": "Match regardless of letter case (default false)"},
+        "literal": {"type": "boolean", "description": "Treat pattern as plain text, not a regex (default false)"},
+        "context": {"type": "number", "description": "Lines of context to show before and after each match "
+                    "(default 0)"},
+        "limit": {"type": "number", "description": f"Most matches to return (default {DEFAULT_LIMIT})"},
+    },
+}
+
+
+def whole(value: Any, default: int, minimum: int) -> int:
+    """A count argument as an int: missing or non-finite gives ``default``; below ``minimum`` is raised."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return default
+    if not math.isfinite(number):
+        return default
+    return max(minimum, int(number))
+
+
+def format_lines(result: Any) -> tuple[str, bool]:
+    out, cut_any = [], False
+    for line in result.lines:
+        text, cut = truncate_line(line.text)
+        cut_any = cut_any or cut
+        sep = ":" if line.is_match else "-"
+        out.append(f"{line.path}{sep}{line.line}{sep} {text}")
+    return "\n".join(out), cut_any
+
+
+async def execute(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    from pi_core import SearchError, grep
+
+    pattern = params["pattern"]
+    target = ctx.resolve(params.get("path") or ".")
+    limit = whole(params.get("limit"), DEFAULT_LIMIT, 1)
+    glob = params.get("glob") or None
+    if glob:
+        glob = glob[1:] if glob.startswith("!") and glob[1:].startswith("./") else glob
+        while glob.startswith("./"):
+            glob = glob[2:]
+    try:
+        result = await grep(target, pattern, ignore_case=bool(params.get("ignoreCase")),
+                            literal=bool(params.get("literal")), context=whole(params.get("context"), 0, 0),
+                            glob=glob, limit=limit, signal=ctx.signal)
+    except SearchError as e:
+        raise ToolError(str(e)) from e
+    if result.matches == 0:
+        return ToolResult.text("No matches found")
+    raw, lines_cut = format_lines(result)
+    truncation = truncate_head(raw, max_lines=10**12)
+    notices, details = [], {}
+    if result.limit_reached:
+        notices.append(f"Stopped at {limit} matches; pass limit={limit * 2} for more, or narrow the pattern")
+        details["matchLimitReached"] = limit
+    if truncation.truncated:
+        notices.append(f"Output cut at the {format_size(DEFAULT_MAX_BYTES)} limit")
+        details["truncation"] = truncation.details()
+    if lines_cut:
+        notices.append(f"Lines over {GREP_MAX_LINE_LENGTH} characters were shortened; read the file to see "
+                       "them whole")
+        details["linesTruncated"] = True
+    text = truncation.content + (f"\n\n[{'. '.join(notices)}]" if notices else "")
+    return ToolResult.text(text, details=details or None)
+
+
+def make_grep_tool() -> Tool:
+    """A fresh ``grep`` tool."""
+    return Tool(
+        name="grep",
+        label="grep",
+        description=DESCRIPTION,
+        parameters=PARAMETERS,
+        execute=execute,
+        capabilities=ToolCapabilities(reads=True, concurrency_safe=True),
+        prompt_snippet="Search file contents by regex (skips .gitignore'd files)",
+    )
+
+
+@hookimpl
+def register_tools(register: Any) -> None:
+    register(make_grep_tool())

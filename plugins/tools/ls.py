@@ -1,0 +1,118 @@
+"""The ``ls`` tool: one directory's entries, sorted, directories marked with '/'."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Any
+
+from pi_core import (
+    DEFAULT_MAX_BYTES,
+    Tool,
+    ToolCapabilities,
+    ToolContext,
+    ToolError,
+    ToolResult,
+    format_size,
+    hookimpl,
+    truncate_head,
+)
+
+DEFAULT_LIMIT = 500
+
+DESCRIPTION = (
+    "List the entries of one directory in alphabetical order (ignoring case), hidden ones included; "
+    "directories end in '/'. At most limit entries (default "
+    f"{DEFAULT_LIMIT}) and {DEFAULT_MAX_BYTES // 1024}KB are returned."
+)
+
+PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string", "description": "Directory to list (default: the working directory)"},
+        "limit": {"type": "number", "description": f"Most entries to return (default {DEFAULT_LIMIT})"},
+    },
+}
+
+# Unicode collation (as in pi's localeCompare) puts spaces and punctuation before digits and letters,
+# in this order.
+_PUNCTUATION = " _-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$"
+_RANK = {ch: i for i, ch in enumerate(_PUNCTUATION)}
+
+
+def sort_key(name: str) -> tuple[tuple[tuple[int, Any], ...], str]:
+    """Case-insensitive order close to pi's (Unicode collation): punctuation, digits, letters."""
+    key = []
+    for ch in name.lower():
+        if ch in _RANK:
+            key.append((0, _RANK[ch]))
+        elif ch.isdigit():
+            key.append((1, ch))
+        elif ch.isalpha():
+            key.append((2, ch))
+        else:
+            key.append((3, ch))
+    return tuple(key), name
+
+
+def _list(path: Path, limit: int) -> tuple[list[str], bool]:
+    try:
+        names = os.listdir(path)
+    except PermissionError as e:
+        raise ToolError(f"Cannot read directory {path}: permission denied") from e
+    except OSError as e:
+        raise ToolError(f"Cannot read directory {path}: {e.strerror}") from e
+    out: list[str] = []
+    for name in sorted(names, key=sort_key):
+        if len(out) >= limit:
+            return out, True
+        try:
+            suffix = "/" if (path / name).is_dir() else ""
+            (path / name).stat()
+        except OSError:
+            continue  # a broken link or an entry that vanished
+        out.append(name + suffix)
+    return out, False
+
+
+async def execute(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    from .grep import whole
+
+    path = ctx.resolve(params.get("path") or ".")
+    limit = whole(params.get("limit"), DEFAULT_LIMIT, 1)
+    if not path.exists():
+        raise ToolError(f"Path not found: {path}")
+    if not path.is_dir():
+        raise ToolError(f"Not a directory: {path}")
+    entries, limited = await asyncio.to_thread(_list, path, limit)
+    if not entries:
+        return ToolResult.text("(empty directory)")
+    truncation = truncate_head("\n".join(entries), max_lines=10**12)
+    notices, details = [], {}
+    if limited:
+        notices.append(f"Stopped at {limit} entries; pass limit={limit * 2} for more")
+        details["entryLimitReached"] = limit
+    if truncation.truncated:
+        notices.append(f"Output cut at the {format_size(DEFAULT_MAX_BYTES)} limit")
+        details["truncation"] = truncation.details()
+    text = truncation.content + (f"\n\n[{'. '.join(notices)}]" if notices else "")
+    return ToolResult.text(text, details=details or None)
+
+
+def make_ls_tool() -> Tool:
+    """A fresh ``ls`` tool."""
+    return Tool(
+        name="ls",
+        label="ls",
+        description=DESCRIPTION,
+        parameters=PARAMETERS,
+        execute=execute,
+        capabilities=ToolCapabilities(reads=True, concurrency_safe=True),
+        prompt_snippet="List a directory's entries",
+    )
+
+
+@hookimpl
+def register_tools(register: Any) -> None:
+    register(make_ls_tool())
