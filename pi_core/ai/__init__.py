@@ -1,0 +1,212 @@
+"""The model layer (pi-ai for Python): messages, streaming events, providers, model registry.
+
+Public API; provider plugins import from here (and from ``pi_core``) only. Names load lazily so that
+``import pi_core.ai`` costs nothing until something is used.
+
+```python
+from pi_core.ai import Context, UserMessage, complete, get_model
+model = get_model("anthropic", "claude-sonnet-4-5")
+reply = await complete(model, Context(messages=[UserMessage(content="Hi")]))
+```
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# name -> defining module. Keep each section sorted.
+_EXPORTS: dict[str, str] = {
+    # --- types --------------------------------------------------------------------------------
+    "THINKING_LEVELS": "pi_core.ai.types",
+    "AssistantMessage": "pi_core.ai.types",
+    "Context": "pi_core.ai.types",
+    "Cost": "pi_core.ai.types",
+    "ImageContent": "pi_core.ai.types",
+    "Message": "pi_core.ai.types",
+    "Model": "pi_core.ai.types",
+    "ModelCost": "pi_core.ai.types",
+    "StopReason": "pi_core.ai.types",
+    "SystemMessage": "pi_core.ai.types",
+    "TextContent": "pi_core.ai.types",
+    "ThinkingContent": "pi_core.ai.types",
+    "ThinkingLevel": "pi_core.ai.types",
+    "ToolCall": "pi_core.ai.types",
+    "ToolDeclaration": "pi_core.ai.types",
+    "ToolResultMessage": "pi_core.ai.types",
+    "Usage": "pi_core.ai.types",
+    "UserMessage": "pi_core.ai.types",
+    "now_ms": "pi_core.ai.types",
+    # --- abort --------------------------------------------------------------------------------
+    "AbortController": "pi_core.ai.abort",
+    "AbortError": "pi_core.ai.abort",
+    "AbortSignal": "pi_core.ai.abort",
+    # --- events -------------------------------------------------------------------------------
+    "AssistantMessageEvent": "pi_core.ai.events",
+    "DoneEvent": "pi_core.ai.events",
+    "ErrorEvent": "pi_core.ai.events",
+    "RetryEvent": "pi_core.ai.events",
+    "StartEvent": "pi_core.ai.events",
+    "TextDeltaEvent": "pi_core.ai.events",
+    "TextEndEvent": "pi_core.ai.events",
+    "TextStartEvent": "pi_core.ai.events",
+    "ThinkingDeltaEvent": "pi_core.ai.events",
+    "ThinkingEndEvent": "pi_core.ai.events",
+    "ThinkingStartEvent": "pi_core.ai.events",
+    "ToolCallDeltaEvent": "pi_core.ai.events",
+    "ToolCallEndEvent": "pi_core.ai.events",
+    "ToolCallStartEvent": "pi_core.ai.events",
+    # --- streaming ----------------------------------------------------------------------------
+    "ABORTED_MESSAGE": "pi_core.ai.event_stream",
+    "DEFAULT_THINKING_BUDGETS": "pi_core.ai.options",
+    "EventStream": "pi_core.ai.event_stream",
+    "StreamFn": "pi_core.ai.options",
+    "StreamOptions": "pi_core.ai.options",
+    "StreamWriter": "pi_core.ai.event_stream",
+    "complete": "pi_core.ai.client",
+    "stream": "pi_core.ai.client",
+    # --- wire helpers for provider plugins ---------------------------------------------------
+    "SSEDecoder": "pi_core.ai.sse",
+    "SSEEvent": "pi_core.ai.sse",
+    "iter_sse": "pi_core.ai.sse",
+    "merge_headers": "pi_core.ai.http",
+    "post_stream": "pi_core.ai.http",
+    "shared_client": "pi_core.ai.http",
+    "user_agent": "pi_core.ai.http",
+    "parse_partial_json": "pi_core.ai.partial_json",
+    "parse_streaming_arguments": "pi_core.ai.partial_json",
+    "parse_tool_arguments": "pi_core.ai.partial_json",
+    "repair_json": "pi_core.ai.partial_json",
+    "calculate_cost": "pi_core.ai.cost",
+    "total_tokens": "pi_core.ai.cost",
+    # --- errors -------------------------------------------------------------------------------
+    "MissingApiKeyError": "pi_core.ai.errors",
+    "ProviderError": "pi_core.ai.errors",
+    "ProviderHTTPError": "pi_core.ai.errors",
+    "describe_exception": "pi_core.ai.errors",
+    "format_http_error": "pi_core.ai.errors",
+    "js_json": "pi_core.ai.errors",
+    # --- registry -----------------------------------------------------------------------------
+    "ApiProvider": "pi_core.ai.registry",
+    "ModelNotFoundError": "pi_core.ai.registry",
+    "ModelRegistry": "pi_core.ai.registry",
+    "ProviderConfig": "pi_core.ai.registry",
+    "ResolvedModel": "pi_core.ai.registry",
+    "default_registry": "pi_core.ai.registry",
+    "get_model": "pi_core.ai.registry",
+    "get_models": "pi_core.ai.registry",
+    "get_providers": "pi_core.ai.registry",
+    "register_api_provider": "pi_core.ai.registry",
+    "set_default_registry": "pi_core.ai.registry",
+    "unregister_api_provider": "pi_core.ai.registry",
+    "agent_dir": "pi_core.ai.credentials",
+    "env_api_key": "pi_core.ai.credentials",
+    "resolve_config_value": "pi_core.ai.credentials",
+    # --- faux provider --------------------------------------------------------------------------
+    "FauxProvider": "pi_core.ai.faux",
+    "FauxRequest": "pi_core.ai.faux",
+    "FauxTurn": "pi_core.ai.faux",
+    "faux_error": "pi_core.ai.faux",
+    "faux_text": "pi_core.ai.faux",
+    "faux_thinking": "pi_core.ai.faux",
+    "faux_tool_call": "pi_core.ai.faux",
+    "faux_turn": "pi_core.ai.faux",
+    "last_user_text": "pi_core.ai.faux",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pi_core.ai' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
+    from .abort import AbortController, AbortError, AbortSignal
+    from .client import complete, stream
+    from .cost import calculate_cost, total_tokens
+    from .credentials import agent_dir, env_api_key, resolve_config_value
+    from .errors import (
+        MissingApiKeyError,
+        ProviderError,
+        ProviderHTTPError,
+        describe_exception,
+        format_http_error,
+        js_json,
+    )
+    from .event_stream import ABORTED_MESSAGE, EventStream, StreamWriter
+    from .events import (
+        AssistantMessageEvent,
+        DoneEvent,
+        ErrorEvent,
+        RetryEvent,
+        StartEvent,
+        TextDeltaEvent,
+        TextEndEvent,
+        TextStartEvent,
+        ThinkingDeltaEvent,
+        ThinkingEndEvent,
+        ThinkingStartEvent,
+        ToolCallDeltaEvent,
+        ToolCallEndEvent,
+        ToolCallStartEvent,
+    )
+    from .faux import (
+        FauxProvider,
+        FauxRequest,
+        FauxTurn,
+        faux_error,
+        faux_text,
+        faux_thinking,
+        faux_tool_call,
+        faux_turn,
+        last_user_text,
+    )
+    from .http import merge_headers, post_stream, shared_client, user_agent
+    from .options import DEFAULT_THINKING_BUDGETS, StreamFn, StreamOptions
+    from .partial_json import parse_partial_json, parse_streaming_arguments, parse_tool_arguments, repair_json
+    from .registry import (
+        ApiProvider,
+        ModelNotFoundError,
+        ModelRegistry,
+        ProviderConfig,
+        ResolvedModel,
+        default_registry,
+        get_model,
+        get_models,
+        get_providers,
+        register_api_provider,
+        set_default_registry,
+        unregister_api_provider,
+    )
+    from .sse import SSEDecoder, SSEEvent, iter_sse
+    from .types import (
+        THINKING_LEVELS,
+        AssistantMessage,
+        Context,
+        Cost,
+        ImageContent,
+        Message,
+        Model,
+        ModelCost,
+        StopReason,
+        SystemMessage,
+        TextContent,
+        ThinkingContent,
+        ThinkingLevel,
+        ToolCall,
+        ToolDeclaration,
+        ToolResultMessage,
+        Usage,
+        UserMessage,
+        now_ms,
+    )

@@ -232,6 +232,8 @@ class Model(PiModel):
     max_tokens: int = 16_384
     headers: dict[str, str] | None = None
     compat: dict[str, Any] | None = None
+    thinking_level_map: dict[str, str | None] | None = None
+    """pi 1.6: thinking level -> provider value (``None`` = level not offered)."""
 
 
 class Context(PiModel):

@@ -21,6 +21,7 @@ BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
     ("find", "plugins.tools.find"),
     ("ls", "plugins.tools.ls"),
     ("toolsets", "plugins.tools.toolsets"),
+    ("faux", "plugins.providers.faux"),
 )
 
 

@@ -1,0 +1,102 @@
+"""``stream()`` and ``complete()``: the entry points of the model layer.
+
+``stream`` never raises for provider failures: an unknown API, a missing key, an HTTP error, a cut
+connection or an abort all end the stream with an ``error`` event whose message has ``stop_reason``
+``error`` or ``aborted`` and an ``error_message``. Abort cancels the producer task, which closes the HTTP
+stream; the aborted message keeps what had arrived.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from .abort import AbortSignal
+from .errors import ProviderError, describe_exception
+from .event_stream import ABORTED_MESSAGE, EventStream, StreamWriter
+from .options import StreamOptions
+from .registry import ModelRegistry, default_registry
+from .types import AssistantMessage, Context, Model
+
+
+def _as_context(context: Context | dict[str, Any]) -> Context:
+    return context if isinstance(context, Context) else Context.model_validate(context)
+
+
+def stream(model: Model, context: Context | dict[str, Any], *, registry: ModelRegistry | None = None,
+           api_key: str | None = None, signal: AbortSignal | None = None, reasoning: str | None = None,
+           max_tokens: int | None = None, temperature: float | None = None,
+           headers: dict[str, str] | None = None, session_id: str | None = None, on_payload: Any = None,
+           client: Any = None, retry: Any = None, **extra: Any) -> EventStream:
+    """Stream one assistant reply: an async iterator of events whose last event carries the final message.
+
+    ``reasoning`` is a thinking level (``"off"``/``None`` = none). ``retry`` (``True`` or a
+    :class:`~pi_core.ai.RetryPolicy`) retries transient failures with backoff, emitting a ``retry`` event
+    between attempts. Other keywords (``thinking_budgets``, ``cache_retention``, ``tool_choice``,
+    ``metadata``, ``read_timeout``, provider-specific ones) are passed to the API implementation.
+    """
+    options = StreamOptions(
+        api_key=api_key, signal=signal, reasoning=reasoning, max_tokens=max_tokens, temperature=temperature,
+        headers=headers, session_id=session_id, on_payload=on_payload, client=client,
+        thinking_budgets=extra.pop("thinking_budgets", None), cache_retention=extra.pop("cache_retention", None),
+        tool_choice=extra.pop("tool_choice", None), metadata=extra.pop("metadata", None),
+        read_timeout=extra.pop("read_timeout", None), extra=extra)
+    if retry:
+        from .retry import RetryPolicy, retrying_stream
+
+        policy = retry if isinstance(retry, RetryPolicy) else RetryPolicy()
+        return retrying_stream(lambda: _start(model, _as_context(context), options, registry), policy, signal)
+    return _start(model, _as_context(context), options, registry)
+
+
+def _start(model: Model, context: Context, options: StreamOptions, registry: ModelRegistry | None) -> EventStream:
+    events = EventStream()
+    writer = StreamWriter(model, events)
+
+    def orphaned() -> None:
+        aborted = options.signal is not None and options.signal.aborted
+        writer.fail(ABORTED_MESSAGE if aborted else "The model stream stopped without a result", aborted=True)
+
+    events._bind(lambda: _produce(model, context, options, registry, writer), orphaned)
+    return events
+
+
+async def _produce(model: Model, context: Context, options: StreamOptions, registry: ModelRegistry | None,
+                   writer: StreamWriter) -> None:
+    signal = options.signal
+    remove = None
+    if signal is not None:
+        loop, task = asyncio.get_running_loop(), asyncio.current_task()
+        assert task is not None
+        remove = signal.add_callback(lambda: loop.call_soon_threadsafe(task.cancel))
+    try:
+        if signal is not None and signal.aborted:
+            raise asyncio.CancelledError
+        reg = registry if registry is not None else default_registry()
+        api = reg.get_api(model.api)
+        if api is None:
+            raise ProviderError(f"No API provider registered for api: {model.api}")
+        options.api_key = reg.get_api_key(model.provider, options.api_key)
+        await api.stream(model, context, options, writer)
+        if not writer.finished:
+            writer.finish()
+    except asyncio.CancelledError:
+        writer.fail(ABORTED_MESSAGE, aborted=True)
+    except Exception as exc:
+        aborted = signal is not None and signal.aborted
+        writer.fail(ABORTED_MESSAGE if aborted else describe_exception(exc), aborted=aborted,
+                    status=getattr(exc, "status", None), retry_after_ms=getattr(exc, "retry_after_ms", None))
+    finally:
+        if remove is not None:
+            remove()
+
+
+async def complete(model: Model, context: Context | dict[str, Any], **options: Any) -> AssistantMessage:
+    """The final assistant message of :func:`stream` (same options; never raises for provider failures)."""
+    events = stream(model, context, **options)
+    async for _ in events:
+        pass
+    return await events.result()
+
+
+__all__ = ["complete", "stream"]

@@ -1,0 +1,100 @@
+"""HTTP plumbing shared by provider implementations: one pooled client per event loop, timeouts that
+are always set, pi's user agent, and a streaming POST that turns error responses into
+:class:`~pi_core.ai.errors.ProviderHTTPError` with the SDK-style text.
+
+httpx is imported inside the functions, so importing a provider plugin stays cheap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import platform
+import sys
+import weakref
+from collections.abc import AsyncIterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from .errors import ErrorStyle, ProviderHTTPError
+
+if TYPE_CHECKING:
+    import httpx
+
+#: Seconds. ``read`` is an idle timeout: the longest silence allowed between two chunks.
+CONNECT_TIMEOUT = 30.0
+READ_TIMEOUT = 300.0
+WRITE_TIMEOUT = 60.0
+
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
+
+
+def user_agent() -> str:
+    """``pi/<version> (<os>; python/<version>; <arch>)``, shaped like pi's ``pi/1.6.0 (linux; node/…; x64)``."""
+    from .._version import __version__
+
+    system = sys.platform.replace("win32", "windows")
+    return f"pi/{__version__} ({system}; python/{platform.python_version()}; {platform.machine() or 'unknown'})"
+
+
+def make_timeout(read: float | None = None) -> httpx.Timeout:
+    import httpx
+
+    return httpx.Timeout(connect=CONNECT_TIMEOUT, read=read or READ_TIMEOUT, write=WRITE_TIMEOUT,
+                         pool=CONNECT_TIMEOUT)
+
+
+def shared_client() -> httpx.AsyncClient:
+    """The pooled client of the running event loop (created on first use, kept for the loop's life)."""
+    import httpx
+
+    loop = asyncio.get_running_loop()
+    client = _clients.get(loop)
+    if client is None or client.is_closed:
+        client = httpx.AsyncClient(timeout=make_timeout(), follow_redirects=True, trust_env=True)
+        _clients[loop] = client
+    return client
+
+
+def merge_headers(*layers: Mapping[str, str] | None) -> dict[str, str]:
+    """Merge header dicts, later layers winning, case-insensitively; a ``None`` value removes a header."""
+    merged: dict[str, tuple[str, str]] = {}
+    for layer in layers:
+        for key, value in (layer or {}).items():
+            if value is None:
+                merged.pop(key.lower(), None)
+            else:
+                merged[key.lower()] = (key, str(value))
+    return dict(merged.values())
+
+
+@contextlib.asynccontextmanager
+async def post_stream(url: str, payload: Any, headers: Mapping[str, str], *, style: ErrorStyle,
+                      client: httpx.AsyncClient | None = None,
+                      read_timeout: float | None = None) -> AsyncIterator[httpx.Response]:
+    """POST JSON and yield the open streaming response; raise :class:`ProviderHTTPError` on non-2xx.
+
+    The body is never buffered: read it with ``response.aiter_bytes()``. Leaving the block (also by
+    cancellation, which is how an abort arrives) closes the connection.
+    """
+    import httpx
+
+    from .errors import js_json
+
+    http = client or shared_client()
+    body = js_json(payload).encode("utf-8")
+    all_headers = merge_headers({"content-type": "application/json", "user-agent": user_agent()}, headers)
+    request = http.build_request("POST", url, content=body, headers=all_headers,
+                                 timeout=make_timeout(read_timeout) if read_timeout else httpx.USE_CLIENT_DEFAULT)
+    response = await http.send(request, stream=True)
+    try:
+        if response.status_code >= 400:
+            raw = await response.aread()
+            text = raw.decode("utf-8", "replace")
+            raise ProviderHTTPError(response.status_code, text, style, headers=response.headers,
+                                    reason=response.reason_phrase)
+        yield response
+    finally:
+        await response.aclose()
+
+
+__all__ = ["merge_headers", "post_stream", "shared_client", "user_agent"]

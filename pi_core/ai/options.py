@@ -1,0 +1,74 @@
+"""What one request is given besides the model and the context: :class:`StreamOptions`, and the
+signature of an API implementation (:data:`StreamFn`)."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .abort import AbortSignal
+from .types import Context, Model
+
+if TYPE_CHECKING:
+    from .event_stream import StreamWriter
+
+#: Default thinking budgets (tokens) per level for budget-based providers.
+DEFAULT_THINKING_BUDGETS: dict[str, int] = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
+#: Levels above ``high`` fall back to ``high`` where a provider has nothing stronger.
+LEVEL_ORDER = ("minimal", "low", "medium", "high", "xhigh", "max")
+
+
+@dataclass
+class StreamOptions:
+    """Options of one request. API implementations read what applies to them and ignore the rest.
+
+    ``reasoning`` is a thinking level (``minimal`` … ``xhigh``); ``None`` or ``"off"`` means no thinking
+    parameters are sent. ``on_payload`` (sync or async) sees the provider payload before it is sent and
+    may return a replacement. ``client`` is an ``httpx.AsyncClient`` to reuse (default: a pooled one per
+    event loop). ``extra`` carries provider-specific options passed as keywords to ``stream()``.
+    """
+
+    api_key: str | None = None
+    signal: AbortSignal | None = None
+    reasoning: str | None = None
+    thinking_budgets: dict[str, int] | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    headers: dict[str, str] | None = None
+    session_id: str | None = None
+    on_payload: Callable[[Any], Any] | None = None
+    client: Any = None
+    cache_retention: str | None = None
+    tool_choice: Any = None
+    metadata: dict[str, Any] | None = None
+    read_timeout: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def thinking(self) -> str | None:
+        """The requested thinking level, or ``None`` when thinking is off."""
+        level = self.reasoning
+        return None if level in (None, "", "off", "none") else level
+
+    def budget_for(self, level: str) -> int:
+        """Token budget of a level (``xhigh``/``max`` use ``high``'s), honouring ``thinking_budgets``."""
+        budgets = {**DEFAULT_THINKING_BUDGETS, **(self.thinking_budgets or {})}
+        return budgets.get("high" if level in ("xhigh", "max") else level, budgets["medium"])
+
+    async def apply_on_payload(self, payload: Any) -> Any:
+        """Run ``on_payload``; a non-``None`` result replaces the payload."""
+        if self.on_payload is None:
+            return payload
+        result = self.on_payload(payload)
+        if inspect.isawaitable(result):
+            result = await result
+        return payload if result is None else result
+
+
+#: An API implementation: build the request for ``model`` and ``context``, stream the reply into the
+#: writer, call ``writer.finish(...)`` at the end. Raise for failures; they become the ``error`` event.
+StreamFn = Callable[[Model, Context, StreamOptions, "StreamWriter"], Awaitable[None]]
+
+__all__ = ["DEFAULT_THINKING_BUDGETS", "StreamFn", "StreamOptions"]

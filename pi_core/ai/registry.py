@@ -1,0 +1,394 @@
+"""Registration objects (:class:`ApiProvider`, :class:`ProviderConfig`) and the :class:`ModelRegistry`.
+
+An *API* is a wire protocol implementation (``anthropic-messages``); a *provider* is an endpoint with
+its auth and model catalog (``anthropic``, ``groq``, ``ollama``). Plugins register both through the
+``register_providers`` hook. The registry merges, in pi's order: built-in providers, then
+``<agent dir>/models.json``, then providers of other plugins; it resolves ``--provider/--model``, finds
+API keys (explicit → ``auth.json`` → environment → ``models.json``), and the stream function of a model.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .credentials import AuthFile, agent_dir, env_api_key, resolve_config_value
+from .models_json import ProviderEntry, load_models_json
+from .options import StreamFn
+from .types import THINKING_LEVELS, Model
+
+
+@dataclass(frozen=True)
+class ApiProvider:
+    """A wire protocol: ``api`` names it (``Model.api`` selects it), ``stream`` implements it."""
+
+    api: str
+    stream: StreamFn
+
+    @property
+    def name(self) -> str:
+        return self.api
+
+
+@dataclass
+class ProviderConfig:
+    """A provider: endpoint, default API, API-key environment variables and model catalog.
+
+    ``models`` may be a callable returning the models, so a large catalog loads only when asked for.
+    Models missing ``provider``/``api``/``base_url`` take this provider's; ``headers`` and ``compat`` are
+    merged under each model's own. ``api_key`` is a config value (``!cmd``, ``$VAR``, literal) used when
+    neither ``auth.json`` nor the environment has a key.
+    """
+
+    name: str
+    api: str
+    base_url: str = ""
+    api_key_env: list[str] | str | None = None
+    models: Sequence[Model] | Callable[[], Iterable[Model]] = ()
+    headers: dict[str, str] | None = None
+    compat: dict[str, Any] | None = None
+    default_model: str | None = None
+    api_key: str | None = None
+    auth_header: bool = False
+
+    def env_vars(self) -> list[str]:
+        names = self.api_key_env
+        return [] if not names else [names] if isinstance(names, str) else list(names)
+
+    def load_models(self) -> list[Model]:
+        """The catalog with provider-level defaults filled in."""
+        raw = self.models() if callable(self.models) else self.models
+        return [self.fill(m) for m in raw]
+
+    def fill(self, model: Model) -> Model:
+        updates: dict[str, Any] = {}
+        if not model.provider:
+            updates["provider"] = self.name
+        if not model.api:
+            updates["api"] = self.api
+        if not model.base_url and self.base_url:
+            updates["base_url"] = self.base_url
+        if self.headers:
+            updates["headers"] = {**self.headers, **(model.headers or {})}
+        if self.compat:
+            updates["compat"] = _merge_compat(self.compat, model.compat)
+        return model.model_copy(update=updates) if updates else model
+
+
+class ModelNotFoundError(LookupError):
+    """``--provider/--model`` named nothing known; the message lists close names."""
+
+
+@dataclass
+class ResolvedModel:
+    model: Model
+    thinking_level: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+def _merge_compat(base: Mapping[str, Any] | None, over: Mapping[str, Any] | None) -> dict[str, Any]:
+    merged = dict(base or {})
+    for key, value in (over or {}).items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            value = {**merged[key], **value}
+        merged[key] = value
+    return merged
+
+
+_DATED = re.compile(r"-\d{8}$")
+
+
+def _is_alias(model_id: str) -> bool:
+    return model_id.endswith("-latest") or not _DATED.search(model_id)
+
+
+_adhoc_apis: dict[str, ApiProvider] = {}
+
+
+def register_api_provider(api: ApiProvider) -> None:
+    """Make an API usable by every registry of this process (pi's ``registerApiProvider``)."""
+    _adhoc_apis[api.api] = api
+
+
+def unregister_api_provider(api: str) -> None:
+    _adhoc_apis.pop(api, None)
+
+
+class _Provider:
+    """One provider inside the registry: its config and lazily built models, plus overrides."""
+
+    def __init__(self, config: ProviderConfig) -> None:
+        self.config = config
+        self.extra_models: dict[str, Model] = {}
+        self.overrides: dict[str, dict[str, Any]] = {}
+        self.patch: dict[str, Any] = {}
+        self.replace_models = False
+        self._models: dict[str, Model] | None = None
+
+    def models(self) -> dict[str, Model]:
+        if self._models is None:
+            base = {} if self.replace_models else {m.id: m for m in self.config.load_models()}
+            for model_id, patch in self.overrides.items():
+                if model_id in base:
+                    base[model_id] = _patch_model(base[model_id], patch)
+            if self.patch:
+                base = {k: _patch_model(m, self.patch) for k, m in base.items()}
+            base.update(self.extra_models)
+            self._models = base
+        return self._models
+
+
+def _patch_model(model: Model, patch: Mapping[str, Any]) -> Model:
+    data = model.model_dump(by_alias=True)
+    for key, value in patch.items():
+        if key in ("cost", "headers") and isinstance(value, dict):
+            value = {**(data.get(key) or {}), **value}
+        elif key == "compat" and isinstance(value, dict):
+            value = _merge_compat(data.get("compat"), value)
+        data[key] = value
+    return Model.model_validate(data)
+
+
+class ModelRegistry:
+    """All models of all providers, with auth. See the module docstring for the merge order."""
+
+    def __init__(self, apis: Iterable[ApiProvider] = (), providers: Iterable[ProviderConfig] = (), *,
+                 extra_providers: Iterable[ProviderConfig] = (), agent_dir: Path | str | None = None,
+                 load_files: bool = True, env: Mapping[str, str] | None = None) -> None:
+        self._apis = {a.api: a for a in apis}
+        self._base = list(providers)
+        self._extra = list(extra_providers)
+        self._agent_dir = Path(agent_dir) if agent_dir is not None else None
+        self._load_files = load_files
+        self._env = env
+        self.errors: list[str] = []
+        self.reload()
+
+    @property
+    def agent_dir(self) -> Path:
+        return self._agent_dir if self._agent_dir is not None else agent_dir()
+
+    def reload(self) -> None:
+        """Re-read ``models.json`` and ``auth.json`` (pi re-reads them when the model list opens)."""
+        self.errors = []
+        self._providers: dict[str, _Provider] = {}
+        for config in self._base:
+            self._providers[config.name] = _Provider(config)
+        self._custom_keys: dict[str, str] = {}
+        if self._load_files:
+            entries, errors = load_models_json(self.agent_dir / "models.json")
+            self.errors.extend(errors)
+            for name, entry in entries.items():
+                self._apply_entry(name, entry)
+        for config in self._extra:
+            self._apply_plugin(config)
+        self._auth = AuthFile(self.agent_dir / "auth.json") if self._load_files else None
+        if self._auth is not None:
+            self.errors.extend(self._auth.errors)
+
+    # -- merging ------------------------------------------------------------------------------
+    def _apply_plugin(self, config: ProviderConfig) -> None:
+        current = self._providers.get(config.name)
+        if current is None or config.models:
+            self._providers[config.name] = _Provider(config)
+            return
+        patch = {k: v for k, v in (("baseUrl", config.base_url), ("headers", config.headers),
+                                   ("compat", config.compat)) if v}
+        current.patch.update(patch)
+        current._models = None
+
+    def _apply_entry(self, name: str, entry: ProviderEntry) -> None:
+        current = self._providers.get(name)
+        if entry.api_key:
+            self._custom_keys[name] = entry.api_key
+        if current is None:
+            if not entry.models:
+                self.errors.append(f"models.json: provider {name!r} is not a known provider and defines no models")
+                return
+            if not entry.base_url or not entry.api and not all(m.api for m in entry.models):
+                self.errors.append(f"models.json: provider {name!r} needs \"baseUrl\" and \"api\"")
+                return
+            current = _Provider(ProviderConfig(name=name, api=entry.api or "", base_url=entry.base_url))
+            current.replace_models = True
+            self._providers[name] = current
+        patch: dict[str, Any] = {}
+        if entry.base_url:
+            patch["baseUrl"] = entry.base_url
+        if entry.headers:
+            patch["headers"] = self._resolve_headers(entry.headers)
+        if entry.compat:
+            patch["compat"] = entry.compat
+        current.patch.update(patch)
+        for model_id, override in (entry.model_overrides or {}).items():
+            current.overrides[model_id] = override
+        for item in entry.models or []:
+            self._add_custom_model(name, current, entry, item)
+        if entry.auth_header and entry.api_key:
+            key = resolve_config_value(entry.api_key, self._env)
+            if key:
+                current.patch["headers"] = {**current.patch.get("headers", {}), "Authorization": f"Bearer {key}"}
+        current._models = None
+
+    def _add_custom_model(self, name: str, provider: _Provider, entry: ProviderEntry, item: Any) -> None:
+        data = item.model_dump(by_alias=True)
+        data.setdefault("name", item.id)
+        data["provider"] = name
+        data["api"] = item.api or entry.api or provider.config.api
+        data["baseUrl"] = item.base_url or entry.base_url or provider.config.base_url
+        if item.headers:
+            data["headers"] = self._resolve_headers(item.headers)
+        if entry.compat or item.compat:
+            data["compat"] = _merge_compat(entry.compat, item.compat)
+        try:
+            provider.extra_models[item.id] = Model.model_validate(data)
+        except ValueError as exc:
+            self.errors.append(f"models.json: model {name}/{item.id} skipped: {exc}")
+
+    def _resolve_headers(self, headers: Mapping[str, str]) -> dict[str, str]:
+        resolved = {k: resolve_config_value(v, self._env) for k, v in headers.items()}
+        return {k: v for k, v in resolved.items() if v is not None}
+
+    # -- queries ------------------------------------------------------------------------------
+    def get_api(self, api: str) -> ApiProvider | None:
+        """The implementation of wire protocol ``api``."""
+        return self._apis.get(api) or _adhoc_apis.get(api)
+
+    def get_apis(self) -> list[str]:
+        return sorted({*self._apis, *_adhoc_apis})
+
+    def get_providers(self) -> list[str]:
+        return list(self._providers)
+
+    def get_provider(self, name: str) -> ProviderConfig | None:
+        provider = self._providers.get(name)
+        return provider.config if provider else None
+
+    def get_models(self, provider: str | None = None) -> list[Model]:
+        """Models of ``provider`` (or of all providers), in catalog order."""
+        if provider is not None:
+            found = self._providers.get(provider)
+            return list(found.models().values()) if found else []
+        return [m for p in self._providers.values() for m in p.models().values()]
+
+    def get_model(self, provider: str, model_id: str) -> Model | None:
+        found = self._providers.get(provider)
+        return found.models().get(model_id) if found else None
+
+    def default_model(self, provider: str) -> Model | None:
+        found = self._providers.get(provider)
+        if found is None:
+            return None
+        models = found.models()
+        wanted = found.config.default_model
+        return models.get(wanted) if wanted in models else next(iter(models.values()), None)
+
+    # -- auth -----------------------------------------------------------------------------------
+    def get_api_key(self, provider: str, explicit: str | None = None) -> str | None:
+        """API key for ``provider``: explicit → ``auth.json`` → environment → ``models.json``/plugin value."""
+        if explicit:
+            return explicit
+        if self._auth is not None:
+            key = self._auth.api_key(provider, self._env)
+            if key:
+                return key
+        found = self._providers.get(provider)
+        if found is not None:
+            key = env_api_key(found.config.env_vars(), self._env)
+            if key:
+                return key
+            if found.config.api_key:
+                key = resolve_config_value(found.config.api_key, self._env)
+                if key:
+                    return key
+        return resolve_config_value(self._custom_keys[provider], self._env) if provider in self._custom_keys else None
+
+    def has_auth(self, provider: str) -> bool:
+        return self.get_api_key(provider) is not None
+
+    # -- resolution -----------------------------------------------------------------------------
+    def resolve(self, provider: str | None = None, model: str | None = None, *,
+                allow_custom: bool = False) -> ResolvedModel:
+        """Resolve CLI-style ``--provider``/``--model`` (``provider/model``, fuzzy, ``:thinking`` suffix).
+
+        Raises :class:`ModelNotFoundError` naming close matches. With ``allow_custom`` an unknown id of a
+        known provider becomes a copy of that provider's default model with the id replaced (a warning
+        says so), as pi does for models newer than its catalog.
+        """
+        from .resolution import resolve_model
+
+        return resolve_model(self, provider, model, allow_custom=allow_custom)
+
+    def close_names(self, text: str, provider: str | None = None, limit: int = 5) -> list[str]:
+        names = [f"{m.provider}/{m.id}" for m in self.get_models(provider)]
+        lowered = {n.lower(): n for n in names}
+        ids = {n.split("/", 1)[1].lower(): n for n in names}
+        hits = difflib.get_close_matches(text.lower(), list(lowered) + list(ids), n=limit, cutoff=0.5)
+        out: list[str] = []
+        for hit in hits:
+            name = lowered.get(hit) or ids[hit]
+            if name not in out:
+                out.append(name)
+        if len(out) < limit:
+            out += [n for n in names if text.lower() in n.lower() and n not in out][: limit - len(out)]
+        return out
+
+
+_default: ModelRegistry | None = None
+
+
+def default_registry() -> ModelRegistry:
+    """The registry used when ``stream()``/``get_model()`` get none: every installed ``pi`` entry point
+    that implements ``register_providers``, plus the agent dir's files. Built on first use."""
+    global _default
+    if _default is None:
+        from .discovery import collect_entry_point_providers
+
+        apis, builtin, others, errors = collect_entry_point_providers()
+        _default = ModelRegistry(apis, builtin, extra_providers=others)
+        _default.errors[:0] = errors
+    return _default
+
+
+def set_default_registry(registry: ModelRegistry | None) -> None:
+    """Replace (or, with ``None``, forget) the process-wide default registry."""
+    global _default
+    _default = registry
+
+
+def valid_thinking_level(level: str) -> bool:
+    return level in THINKING_LEVELS or level == "max"
+
+
+__all__ = [
+    "ApiProvider",
+    "ModelNotFoundError",
+    "ModelRegistry",
+    "ProviderConfig",
+    "ResolvedModel",
+    "default_registry",
+    "register_api_provider",
+    "set_default_registry",
+    "unregister_api_provider",
+]
+
+
+def get_model(provider: str, model_id: str) -> Model | None:
+    """A model of the default registry (``None`` when unknown)."""
+    return default_registry().get_model(provider, model_id)
+
+
+def get_models(provider: str | None = None) -> list[Model]:
+    """Models of ``provider`` (all providers when ``None``) in the default registry."""
+    return default_registry().get_models(provider)
+
+
+def get_providers() -> list[str]:
+    """Provider names of the default registry."""
+    return default_registry().get_providers()
+
+
+__all__ += ["get_model", "get_models", "get_providers"]

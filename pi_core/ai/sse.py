@@ -1,0 +1,126 @@
+"""An incremental server-sent-events decoder (WHATWG rules) over an async byte stream.
+
+Bytes are split into lines as they arrive (``\\n``, ``\\r\\n`` or ``\\r``, also when a ``\\r\\n`` pair is
+split across reads or a multi-byte character straddles two chunks); nothing buffers the whole body.
+``field: value`` lines build an event, ``:`` lines are comments, several ``data:`` lines join with
+``\\n``, a blank line dispatches, and a trailing event without its blank line is flushed at EOF.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
+from typing import Any
+
+
+class SSEEvent:
+    """One dispatched event: ``event`` name (``"message"`` when absent), ``data``, ``id``, ``retry``."""
+
+    __slots__ = ("event", "data", "id", "retry")
+
+    def __init__(self, event: str = "message", data: str = "", id: str | None = None,
+                 retry: int | None = None) -> None:
+        self.event = event
+        self.data = data
+        self.id = id
+        self.retry = retry
+
+    def json(self) -> Any:
+        """``data`` parsed as JSON."""
+        import json
+
+        return json.loads(self.data)
+
+    def __repr__(self) -> str:
+        return f"SSEEvent(event={self.event!r}, data={self.data!r})"
+
+
+class SSEDecoder:
+    """Feed bytes with :meth:`feed`, get complete events back; :meth:`flush` at EOF."""
+
+    __slots__ = ("_buf", "_event", "_data", "_id", "_retry")
+
+    def __init__(self) -> None:
+        self._buf = b""
+        self._event = ""
+        self._data: list[str] = []
+        self._id: str | None = None
+        self._retry: int | None = None
+
+    def feed(self, chunk: bytes) -> list[SSEEvent]:
+        buf = self._buf + chunk if self._buf else chunk
+        lines = buf.splitlines(keepends=True)
+        if not lines:
+            return []
+        last = lines[-1]
+        # An unterminated line, or one ending in a "\r" that may be the first half of "\r\n", waits.
+        if last[-1:] == b"\n":
+            self._buf = b""
+        else:
+            self._buf = lines.pop()
+        events: list[SSEEvent] = []
+        for raw in lines:
+            event = self._line(raw)
+            if event is not None:
+                events.append(event)
+        return events
+
+    def flush(self) -> list[SSEEvent]:
+        """Dispatch what is left at end of stream (a final event without its blank line)."""
+        events: list[SSEEvent] = []
+        if self._buf:
+            raw, self._buf = self._buf, b""
+            event = self._line(raw)
+            if event is not None:
+                events.append(event)
+        if self._data or self._event:
+            event = self._dispatch()
+            if event is not None:
+                events.append(event)
+        return events
+
+    def _line(self, raw: bytes) -> SSEEvent | None:
+        line = raw.rstrip(b"\r\n").decode("utf-8", "replace")
+        if not line:
+            return self._dispatch()
+        if line[0] == ":":
+            return None
+        name, sep, value = line.partition(":")
+        if sep and value[:1] == " ":
+            value = value[1:]
+        if name == "data":
+            self._data.append(value)
+        elif name == "event":
+            self._event = value
+        elif name == "id":
+            if "\0" not in value:
+                self._id = value
+        elif name == "retry" and value.isdigit():
+            self._retry = int(value)
+        return None
+
+    def _dispatch(self) -> SSEEvent | None:
+        data, name = self._data, self._event
+        self._data, self._event = [], ""
+        if not data:
+            return None  # per spec an event without data is not dispatched
+        return SSEEvent(name or "message", "\n".join(data) if len(data) > 1 else data[0], self._id, self._retry)
+
+
+async def iter_sse(chunks: AsyncIterable[bytes],
+                   pause: Callable[[], Awaitable[None]] | None = None) -> AsyncIterator[SSEEvent]:
+    """Events from an async iterator of byte chunks (e.g. ``response.aiter_bytes()``).
+
+    ``pause`` is awaited before each read (a stream writer's ``drain``), so a slow consumer slows the
+    reading instead of growing a queue.
+    """
+    decoder = SSEDecoder()
+    async for chunk in chunks:
+        for event in decoder.feed(chunk):
+            yield event
+        if pause is not None:
+            await pause()
+    for event in decoder.flush():
+        yield event
+
+
+__all__ = ["SSEDecoder", "SSEEvent", "iter_sse"]
