@@ -59,6 +59,30 @@ class LoadResult(Generic[T]):
         return len(self.items)
 
 
+class ContextFiles(LoadResult["ContextFile"]):
+    """The context files found, outermost first (``files``), and diagnostics."""
+
+    @property
+    def files(self) -> list[ContextFile]:
+        return self.items
+
+
+class SkillSet(LoadResult["Skill"]):
+    """The skills found, in precedence order (``skills``), and diagnostics."""
+
+    @property
+    def skills(self) -> list[Skill]:
+        return self.items
+
+
+class TemplateSet(LoadResult["PromptTemplate"]):
+    """The prompt templates found, in precedence order (``templates``), and diagnostics."""
+
+    @property
+    def templates(self) -> list[PromptTemplate]:
+        return self.items
+
+
 def _absolute(path: Path | str) -> Path:
     return Path(os.path.abspath(os.path.expanduser(os.fspath(path))))
 
@@ -394,11 +418,11 @@ class ContextFile:
 
 
 def load_context_files(cwd: Path | str, agent_dir: Path | str | None = None, *,
-                       no_context_files: bool = False) -> LoadResult[ContextFile]:
+                       no_context_files: bool = False) -> ContextFiles:
     """The context files for ``cwd``: the global ``<agent dir>/AGENTS.md`` first, then one per
     directory from the filesystem root down to ``cwd``. Nothing overrides anything: all are used.
     """
-    result: LoadResult[ContextFile] = LoadResult()
+    result = ContextFiles()
     if no_context_files:
         return result
     cwd_path = _absolute(cwd)
@@ -454,16 +478,16 @@ class Skill:
 
 
 def load_skills(cwd: Path | str, agent_dir: Path | str | None = None, *, trusted: bool,
-                paths: Iterable[Path | str] = (), include_defaults: bool = True,
-                home: Path | str | None = None) -> LoadResult[Skill]:
-    """Skills from ``paths`` (in order; files or directories, relative to ``cwd``), then the
+                extra_paths: Iterable[Path | str] = (), include_defaults: bool = True,
+                home: Path | str | None = None) -> SkillSet:
+    """Skills from ``extra_paths`` (in order; files or directories, relative to ``cwd``), then the
     project's ``.pi/skills`` and ``.agents/skills`` (cwd up to the git root; only when ``trusted``),
     then ``<agent dir>/skills`` and ``~/.agents/skills``. The first skill with a name wins.
     """
     cwd_path = _absolute(cwd)
     agent = _absolute(agent_dir) if agent_dir is not None else _default_agent_dir()
     collector = _SkillCollector()
-    for raw in paths:
+    for raw in extra_paths:
         collector.add_path(_resolve_against(raw, cwd_path))
     if include_defaults:
         for directory, source, root_files in _default_skill_dirs(cwd_path, agent, home, trusted):
@@ -500,7 +524,7 @@ def _up_to_git_root(cwd: Path) -> list[Path]:
 
 class _SkillCollector:
     def __init__(self) -> None:
-        self.result: LoadResult[Skill] = LoadResult()
+        self.result = SkillSet()
         self._by_name: dict[str, Skill] = {}
         self._real_paths: set[str] = set()
 
@@ -670,17 +694,17 @@ class PromptTemplate:
 
 
 def load_prompt_templates(cwd: Path | str, agent_dir: Path | str | None = None, *, trusted: bool,
-                          paths: Iterable[Path | str] = (),
-                          include_defaults: bool = True) -> LoadResult[PromptTemplate]:
-    """Templates from ``paths`` (files or directories, in order), then ``<cwd>/.pi/prompts``
+                          extra_paths: Iterable[Path | str] = (),
+                          include_defaults: bool = True) -> TemplateSet:
+    """Templates from ``extra_paths`` (files or directories, in order), then ``<cwd>/.pi/prompts``
     (only when ``trusted``), then ``<agent dir>/prompts``. Directories are not searched recursively.
     The first template with a name wins.
     """
     cwd_path = _absolute(cwd)
     agent = _absolute(agent_dir) if agent_dir is not None else _default_agent_dir()
-    result: LoadResult[PromptTemplate] = LoadResult()
+    result = TemplateSet()
     candidates: list[tuple[Path, Source]] = []
-    for raw in paths:
+    for raw in extra_paths:
         candidates.extend(_template_candidates(_resolve_against(raw, cwd_path), result.diagnostics))
     if include_defaults:
         if trusted:
@@ -838,12 +862,15 @@ def expand_prompt_template(text: str, templates: Iterable[PromptTemplate]) -> st
 __all__ = [
     "CONTEXT_FILE_NAMES",
     "ContextFile",
+    "ContextFiles",
     "FrontMatterError",
     "LoadResult",
     "PromptTemplate",
     "ResourceDiagnostic",
     "ResourceError",
     "Skill",
+    "SkillSet",
+    "TemplateSet",
     "expand_prompt_template",
     "expand_skill_command",
     "load_context_files",

@@ -228,17 +228,14 @@ class Settings(_SettingsModel):
         path = Path(os.path.expanduser(self.session_dir.strip()))
         return path if path.is_absolute() else (self._cwd or Path.cwd()) / path
 
-    @property
     def skill_paths(self) -> list[Path]:
         """``skills`` entries of both files, project first, each resolved against its file's dir."""
         return self._resource_paths("skills")
 
-    @property
     def prompt_paths(self) -> list[Path]:
         """``prompts`` entries of both files, project first, each resolved against its file's dir."""
         return self._resource_paths("prompts")
 
-    @property
     def extension_paths(self) -> list[Path]:
         """``extensions`` entries of both files, project first, each resolved against its file's dir."""
         return self._resource_paths("extensions")

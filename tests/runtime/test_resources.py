@@ -113,8 +113,8 @@ def test_context_files_global_first_then_root_down_to_cwd(layout: dict[str, Path
         (agent / "AGENTS.md", "global"), (tmp / "work" / "CLAUDE.md", "work claude"),
         (repo / "AGENTS.md", "repo agents"), (cwd / "AGENTS.MD", "cwd upper"),
     ]
-    assert result.diagnostics == []
-    assert load_context_files(cwd, agent, no_context_files=True).items == []
+    assert result.diagnostics == [] and result.files == result.items and len(result) == 4
+    assert load_context_files(cwd, agent, no_context_files=True).files == []
 
 
 def test_context_file_reached_twice_is_listed_once(layout: dict[str, Path]) -> None:
@@ -154,8 +154,9 @@ def test_skill_discovery_order_and_sources(layout: dict[str, Path]) -> None:
     put(agent / "skills" / "delta" / "SKILL.md", skill_md("delta"))
     put(home / ".agents" / "skills" / "epsilon" / "SKILL.md", skill_md("epsilon"))
     extra = put(layout["tmp"] / "extra" / "zeta.md", skill_md("zeta"))
-    result = load_skills(cwd, agent, trusted=True, paths=[extra], home=home)
+    result = load_skills(cwd, agent, trusted=True, extra_paths=[extra], home=home)
     assert names(result) == ["zeta", "alpha", "beta", "gamma", "delta", "epsilon"]
+    assert result.skills == result.items
     assert [s.source for s in result] == ["path", "project", "project", "project", "user", "user"]
     alpha = result.items[1]
     assert alpha.file_path == cwd / ".pi" / "skills" / "alpha" / "SKILL.md"
@@ -200,7 +201,7 @@ def test_skill_symlinks_followed_and_same_file_counted_once(layout: dict[str, Pa
     os.symlink(target, agent / "skills" / "linked")
     os.symlink(agent / "skills", agent / "skills" / "loop")  # a loop must not hang the walk
     os.symlink(tmp / "missing", agent / "skills" / "broken")
-    result = load_skills(layout["cwd"], agent, trusted=True, paths=[target], home=layout["home"])
+    result = load_skills(layout["cwd"], agent, trusted=True, extra_paths=[target], home=layout["home"])
     assert names(result) == ["linked"] and result.diagnostics == []
 
 
@@ -213,7 +214,7 @@ def test_skill_diagnostics(layout: dict[str, Path]) -> None:
     put(skills / "long" / "SKILL.md", skill_md("long", "x" * 1100))
     first = put(cwd / ".pi" / "skills" / "dup" / "SKILL.md", skill_md("shared"))
     second = put(skills / "dup" / "SKILL.md", skill_md("shared"))
-    result = load_skills(cwd, agent, trusted=True, paths=[cwd / "nope"], home=layout["home"])
+    result = load_skills(cwd, agent, trusted=True, extra_paths=[cwd / "nope"], home=layout["home"])
     assert sorted(names(result)) == ["Bad_Name", "long", "shared"]
     assert next(s for s in result if s.name == "shared").file_path == first
     by_path = {d.path: d for d in result.diagnostics}
@@ -264,8 +265,8 @@ def test_template_discovery_order_and_fields(layout: dict[str, Path]) -> None:
     put(cwd / ".pi" / "prompts" / "fix.md", "\n\nFix the bug described as: " + "x" * 80)
     put(tmp / "cli" / "fix.md", "cli fix")
     put(agent / "prompts" / "notes.txt", "not markdown")
-    result = load_prompt_templates(cwd, agent, trusted=True, paths=[tmp / "cli" / "fix.md"])
-    assert [(t.name, t.source) for t in result] == [("fix", "path"), ("review", "user")]
+    result = load_prompt_templates(cwd, agent, trusted=True, extra_paths=[tmp / "cli" / "fix.md"])
+    assert [(t.name, t.source) for t in result.templates] == [("fix", "path"), ("review", "user")]
     review = result.items[1]
     assert (review.description, review.argument_hint, review.content) == ("Review code", "<file>", "Review $1")
     collisions = [d for d in result.diagnostics if d.kind == "collision"]
@@ -280,7 +281,7 @@ def test_bad_template_files_are_reported(layout: dict[str, Path]) -> None:
     agent = layout["agent"]
     put(agent / "prompts" / "broken.md", "---\ndescription: 'open\n---\nbody")
     put(agent / "prompts" / "fine.md", "fine")
-    result = load_prompt_templates(layout["cwd"], agent, trusted=True, paths=["missing-dir"])
+    result = load_prompt_templates(layout["cwd"], agent, trusted=True, extra_paths=["missing-dir"])
     assert [t.name for t in result] == ["fine"]
     messages = [str(d) for d in result.diagnostics]
     assert any("broken.md" in m and "front matter" in m for m in messages)

@@ -150,7 +150,7 @@ def test_load_time_migrations(dirs: tuple[Path, Path]) -> None:
     assert s.errors == []
     assert s.steering_mode == "all" and s.transport == "websocket"
     assert s.enable_skill_commands is False
-    assert s.skill_paths == [Path.home() / "my-skills"]
+    assert s.skill_paths() == [Path.home() / "my-skills"]
     assert s.max_retry_delay_ms == 5000
     assert json.loads((agent / "settings.json").read_text()) == original  # loading never writes
 
@@ -161,10 +161,10 @@ def test_resource_paths_resolve_against_their_file_and_project_comes_first(dirs:
                                     "extensions": ["ext.py"]})
     write(cwd / ".pi" / "settings.json", {"skills": ["../shared-skills", "!excluded/**", "+forced"]})
     s = Settings.load(cwd, agent, trusted=True)
-    assert s.skill_paths == [cwd / "shared-skills", agent / "g-skills", Path("/abs/skills")]
-    assert s.prompt_paths == [Path.home() / "p"]
-    assert s.extension_paths == [agent / "ext.py"]
-    assert Settings.load(cwd, agent, trusted=False).skill_paths == [agent / "g-skills", Path("/abs/skills")]
+    assert s.skill_paths() == [cwd / "shared-skills", agent / "g-skills", Path("/abs/skills")]
+    assert s.prompt_paths() == [Path.home() / "p"]
+    assert s.extension_paths() == [agent / "ext.py"]
+    assert Settings.load(cwd, agent, trusted=False).skill_paths() == [agent / "g-skills", Path("/abs/skills")]
 
 
 def test_default_tools_plain_names_replace_and_modifiers_edit(dirs: tuple[Path, Path]) -> None:
