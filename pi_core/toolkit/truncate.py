@@ -8,10 +8,8 @@ first error and the final summary matter).
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict
-from pydantic.alias_generators import to_camel
 
 DEFAULT_MAX_LINES = 2000
 DEFAULT_MAX_BYTES = 50 * 1024
@@ -20,14 +18,23 @@ GREP_MAX_LINE_LENGTH = 500
 TruncatedBy = Literal["lines", "bytes"]
 
 
-class Truncation(BaseModel):
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def _details(obj: Any, exclude: tuple[str, ...]) -> dict[str, Any]:
+    return {_camel(k): v for k, v in asdict(obj).items() if k not in exclude}
+
+
+@dataclass(kw_only=True)
+class Truncation:
     """What a truncation kept and dropped; its JSON (``details()``) is pi's ``details.truncation``.
 
     ``content`` is the kept text; it is left out of :meth:`details` because the result's text
-    already carries it.
+    already carries it. (A dataclass, not a pydantic model: tool plugins import this module at
+    start-up, and the record is only ever written out through :meth:`details`.)
     """
-
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
 
     content: str
     truncated: bool
@@ -43,7 +50,7 @@ class Truncation(BaseModel):
 
     def details(self) -> dict[str, Any]:
         """The record as stored in a tool result's ``details`` (camelCase, without ``content``)."""
-        return self.model_dump(by_alias=True, exclude={"content"})
+        return _details(self, ("content",))
 
 
 def byte_len(text: str) -> int:
@@ -169,10 +176,9 @@ def truncate_line(line: str, max_chars: int = GREP_MAX_LINE_LENGTH) -> tuple[str
     return f"{line[:max_chars]}... [truncated]", True
 
 
-class HeadTail(BaseModel):
+@dataclass(kw_only=True)
+class HeadTail:
     """Both ends of a text that is over the limits; ``text()`` joins them around a marker."""
-
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
 
     head: str
     tail: str
@@ -199,7 +205,8 @@ class HeadTail(BaseModel):
         return f"{self.head}\n\n{marker}\n\n{self.tail}"
 
     def details(self) -> dict[str, Any]:
-        return self.model_dump(by_alias=True, exclude={"head", "tail"})
+        """camelCase JSON for ``details.truncation`` (without the kept text)."""
+        return _details(self, ("head", "tail"))
 
 
 HEAD_SHARE = 0.25

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import difflib
 import os
-import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -143,6 +141,8 @@ def _read_image(path: Path, mime: str) -> ToolResult:
 
 def _variants(path: Path) -> list[Path]:
     """Spellings a file name may have on disk that a model cannot type (macOS screenshots, NFD)."""
+    import unicodedata
+
     s = str(path)
     nfd = unicodedata.normalize("NFD", s)
     out = [s.replace(" AM.", "\u202fAM.").replace(" PM.", "\u202fPM."), nfd, s.replace("'", "\u2019"),
@@ -158,6 +158,8 @@ def resolve_read_path(path_arg: str, ctx: ToolContext) -> Path:
 
 
 def _missing(path: Path) -> ToolError:
+    import difflib
+
     hint = ""
     try:
         names = os.listdir(path.parent)
