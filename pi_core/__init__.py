@@ -168,6 +168,28 @@ _EXPORTS: dict[str, str] = {
     "convert_to_llm": "pi_core.session.messages",
     "agent_dir": "pi_core.paths",
     # --- runtime, SDK ------------------------------------------------------------------------
+    # settings/resources
+    "ContextFile": "pi_core.runtime.resources",
+    "ContextFiles": "pi_core.runtime.resources",
+    "FrontMatterError": "pi_core.runtime.resources",
+    "PromptTemplate": "pi_core.runtime.resources",
+    "ResourceDiagnostic": "pi_core.runtime.resources",
+    "ResourceError": "pi_core.runtime.resources",
+    "Settings": "pi_core.runtime.settings",
+    "SettingsError": "pi_core.runtime.settings",
+    "SettingsIssue": "pi_core.runtime.settings",
+    "Skill": "pi_core.runtime.resources",
+    "SkillSet": "pi_core.runtime.resources",
+    "SystemPrompt": "pi_core.runtime.system_prompt",
+    "SystemPromptOptions": "pi_core.runtime.system_prompt",
+    "TemplateSet": "pi_core.runtime.resources",
+    "build_system_prompt": "pi_core.runtime.system_prompt",
+    "expand_prompt_template": "pi_core.runtime.resources",
+    "expand_skill_command": "pi_core.runtime.resources",
+    "load_context_files": "pi_core.runtime.resources",
+    "load_prompt_templates": "pi_core.runtime.resources",
+    "load_skills": "pi_core.runtime.resources",
+    "parse_front_matter": "pi_core.runtime.resources",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]
@@ -207,6 +229,25 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
     from .extensions.contributions import CliCommand, Command, Flag, Toolset
     from .extensions.manager import PluginHost, build_plugin_host
     from .extensions.markers import hookimpl
+    from .runtime.resources import (  # settings/resources
+        ContextFile,
+        ContextFiles,
+        FrontMatterError,
+        PromptTemplate,
+        ResourceDiagnostic,
+        ResourceError,
+        Skill,
+        SkillSet,
+        TemplateSet,
+        expand_prompt_template,
+        expand_skill_command,
+        load_context_files,
+        load_prompt_templates,
+        load_skills,
+        parse_front_matter,
+    )
+    from .runtime.settings import Settings, SettingsError, SettingsIssue
+    from .runtime.system_prompt import SystemPrompt, SystemPromptOptions, build_system_prompt
     from .toolkit.diff import edit_diff
     from .toolkit.ignore import Overrides, compile_pattern, glob_to_regex, walk
     from .toolkit.images import PreparedImage, detect_image_mime, detect_image_mime_file, prepare_image
