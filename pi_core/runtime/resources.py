@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar
@@ -340,9 +340,12 @@ class _IgnoreRules:
         self.lines: list[str] = []
         self._spec: Any = None
 
-    def add_dir(self, directory: Path) -> None:
+    def add_dir(self, directory: Path, names: Collection[str] | None = None) -> None:
+        """Read ``directory``'s ignore files (only those in ``names``, when the listing is known)."""
         rel = "" if directory == self.root else directory.relative_to(self.root).as_posix()
         for name in IGNORE_FILE_NAMES:
+            if names is not None and name not in names:
+                continue
             try:
                 text = (directory / name).read_text(encoding="utf-8", errors="replace")
             except OSError:
@@ -389,6 +392,15 @@ def _path_kind(path: Path) -> Literal["dir", "file", "other", "missing", "error"
     return "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "other"
 
 
+def _file_key(path: Path) -> tuple[int, int] | str:
+    """The identity of a file or directory, so one reached twice (through a symlink) counts once."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return os.path.realpath(path)
+    return st.st_dev, st.st_ino
+
+
 def _entries(directory: Path) -> list[os.DirEntry[str]]:
     try:
         with os.scandir(directory) as it:
@@ -428,13 +440,13 @@ def load_context_files(cwd: Path | str, agent_dir: Path | str | None = None, *,
     cwd_path = _absolute(cwd)
     agent = _absolute(agent_dir) if agent_dir is not None else _default_agent_dir()
     global_file = _context_file_in(agent, result.diagnostics)
-    seen = {os.path.realpath(global_file.path)} if global_file else set()
+    seen = {_file_key(global_file.path)} if global_file else set()
     result.items.extend([global_file] if global_file else [])
     ancestors: list[ContextFile] = []
     for directory in (cwd_path, *cwd_path.parents):  # walk up, then read top-down
         found = _context_file_in(directory, result.diagnostics)
-        if found is not None and os.path.realpath(found.path) not in seen:
-            seen.add(os.path.realpath(found.path))
+        if found is not None and _file_key(found.path) not in seen:
+            seen.add(_file_key(found.path))
             ancestors.insert(0, found)
     result.items.extend(ancestors)
     return result
@@ -526,7 +538,7 @@ class _SkillCollector:
     def __init__(self) -> None:
         self.result = SkillSet()
         self._by_name: dict[str, Skill] = {}
-        self._real_paths: set[str] = set()
+        self._seen: set[tuple[int, int] | str] = set()
 
     def add_path(self, path: Path) -> None:
         kind = _path_kind(path)
@@ -542,8 +554,8 @@ class _SkillCollector:
             self._add_file(path, source)
 
     def _add_file(self, path: Path, source: Source) -> None:
-        real = os.path.realpath(path)
-        if real in self._real_paths:
+        key = _file_key(path)
+        if key in self._seen:
             return  # the same file reached twice (a symlink): not a collision
         skill = load_skill_file(path, source, self.result.diagnostics)
         if skill is None:
@@ -555,7 +567,7 @@ class _SkillCollector:
                 "this one is ignored", path, winner.file_path))
             return
         self._by_name[skill.name] = skill
-        self._real_paths.add(real)
+        self._seen.add(key)
         self.result.items.append(skill)
 
     def _warn(self, message: str, path: Path) -> None:
@@ -574,13 +586,13 @@ def skill_files(root: Path, *, root_files: bool = True) -> list[Path]:
 
 
 def _walk_skills(directory: Path, rules: _IgnoreRules, root_files: bool, found: list[Path],
-                 visited: set[str]) -> None:
-    real = os.path.realpath(directory)
-    if real in visited:
+                 visited: set[tuple[int, int] | str]) -> None:
+    key = _file_key(directory)
+    if key in visited:
         return  # a symlink loop
-    visited.add(real)
-    rules.add_dir(directory)
+    visited.add(key)
     entries = _entries(directory)
+    rules.add_dir(directory, {entry.name for entry in entries})
     for entry in entries:
         if entry.name == SKILL_FILE and _kind(entry)[1] and not rules.ignores(Path(entry.path), False):
             found.append(Path(entry.path))
@@ -727,9 +739,10 @@ def _template_candidates(path: Path, diagnostics: list[ResourceDiagnostic]) -> l
 
 def _markdown_files(directory: Path) -> list[Path]:
     rules = _IgnoreRules(directory)
-    rules.add_dir(directory)
+    entries = _entries(directory)
+    rules.add_dir(directory, {entry.name for entry in entries})
     files = []
-    for entry in _entries(directory):
+    for entry in entries:
         path = Path(entry.path)
         if entry.name.endswith(".md") and not entry.name.startswith(".") and _kind(entry)[1] \
                 and not rules.ignores(path, False):
@@ -739,10 +752,10 @@ def _markdown_files(directory: Path) -> list[Path]:
 
 def _add_templates(candidates: list[tuple[Path, Source]], result: LoadResult[PromptTemplate]) -> None:
     by_name: dict[str, PromptTemplate] = {}
-    real_paths: set[str] = set()
+    seen: set[tuple[int, int] | str] = set()
     for path, source in candidates:
-        real = os.path.realpath(path)
-        if real in real_paths:
+        key = _file_key(path)
+        if key in seen:
             continue
         template = load_prompt_template_file(path, source, result.diagnostics)
         if template is None:
@@ -754,7 +767,7 @@ def _add_templates(candidates: list[tuple[Path, Source]], result: LoadResult[Pro
                 "this one is ignored", path, winner.file_path))
             continue
         by_name[template.name] = template
-        real_paths.add(real)
+        seen.add(key)
         result.items.append(template)
 
 
