@@ -69,6 +69,7 @@ _EXPORTS: dict[str, str] = {
     "SSEDecoder": "pi_core.ai.sse",
     "SSEEvent": "pi_core.ai.sse",
     "iter_sse": "pi_core.ai.sse",
+    "is_loopback_url": "pi_core.ai.http",
     "merge_headers": "pi_core.ai.http",
     "post_stream": "pi_core.ai.http",
     "shared_client": "pi_core.ai.http",
@@ -77,8 +78,30 @@ _EXPORTS: dict[str, str] = {
     "parse_streaming_arguments": "pi_core.ai.partial_json",
     "parse_tool_arguments": "pi_core.ai.partial_json",
     "repair_json": "pi_core.ai.partial_json",
+    "adjust_max_tokens_for_thinking": "pi_core.ai.request",
+    "clamp_max_tokens": "pi_core.ai.request",
+    "clamp_thinking_level": "pi_core.ai.request",
+    "conversation": "pi_core.ai.request",
+    "data_uri": "pi_core.ai.request",
+    "estimate_context_tokens": "pi_core.ai.request",
+    "mapped_level": "pi_core.ai.request",
+    "requested_level": "pi_core.ai.request",
+    "sanitize_surrogates": "pi_core.ai.request",
+    "supported_levels": "pi_core.ai.request",
+    "system_prompt": "pi_core.ai.request",
     "calculate_cost": "pi_core.ai.cost",
     "total_tokens": "pi_core.ai.cost",
+    # --- cross-provider handoff -----------------------------------------------------------------
+    "IdNormalizer": "pi_core.ai.handoff",
+    "is_same_model": "pi_core.ai.handoff",
+    "sanitize_id": "pi_core.ai.handoff",
+    "short_hash": "pi_core.ai.handoff",
+    "transform_messages": "pi_core.ai.handoff",
+    # --- catalog --------------------------------------------------------------------------------
+    "catalog_index": "pi_core.ai.catalog",
+    "catalog_provider": "pi_core.ai.catalog",
+    "catalog_providers": "pi_core.ai.catalog",
+    "load_catalog": "pi_core.ai.catalog",
     # --- errors -------------------------------------------------------------------------------
     "MissingApiKeyError": "pi_core.ai.errors",
     "ProviderError": "pi_core.ai.errors",
@@ -132,6 +155,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
     from .abort import AbortController, AbortError, AbortSignal
+    from .catalog import catalog_index, catalog_provider, catalog_providers, load_catalog
     from .client import complete, stream
     from .cost import calculate_cost, total_tokens
     from .credentials import agent_dir, env_api_key, resolve_config_value
@@ -171,9 +195,23 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
         faux_turn,
         last_user_text,
     )
-    from .http import merge_headers, post_stream, shared_client, user_agent
+    from .handoff import IdNormalizer, is_same_model, sanitize_id, short_hash, transform_messages
+    from .http import is_loopback_url, merge_headers, post_stream, shared_client, user_agent
     from .options import DEFAULT_THINKING_BUDGETS, StreamFn, StreamOptions
     from .partial_json import parse_partial_json, parse_streaming_arguments, parse_tool_arguments, repair_json
+    from .request import (
+        adjust_max_tokens_for_thinking,
+        clamp_max_tokens,
+        clamp_thinking_level,
+        conversation,
+        data_uri,
+        estimate_context_tokens,
+        mapped_level,
+        requested_level,
+        sanitize_surrogates,
+        supported_levels,
+        system_prompt,
+    )
     from .registry import (
         ApiProvider,
         ModelNotFoundError,

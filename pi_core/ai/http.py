@@ -55,6 +55,14 @@ def shared_client() -> httpx.AsyncClient:
     return client
 
 
+def is_loopback_url(url: str) -> bool:
+    """Whether ``url`` points at this machine (local model servers usually need no API key)."""
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(url).hostname or "").lower()
+    return host in ("localhost", "::1", "0.0.0.0") or host.startswith("127.")
+
+
 def merge_headers(*layers: Mapping[str, str] | None) -> dict[str, str]:
     """Merge header dicts, later layers winning, case-insensitively; a ``None`` value removes a header."""
     merged: dict[str, tuple[str, str]] = {}
@@ -81,7 +89,13 @@ async def post_stream(url: str, payload: Any, headers: Mapping[str, str], *, sty
     from .errors import js_json
 
     http = client or shared_client()
-    body = js_json(payload).encode("utf-8")
+    text = js_json(payload)
+    try:
+        body = text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate slipped through (JSON "\ud83d"): drop it
+        from .request import sanitize_surrogates
+
+        body = sanitize_surrogates(text).encode("utf-8")
     all_headers = merge_headers({"content-type": "application/json", "user-agent": user_agent()}, headers)
     request = http.build_request("POST", url, content=body, headers=all_headers,
                                  timeout=make_timeout(read_timeout) if read_timeout else httpx.USE_CLIENT_DEFAULT)
@@ -97,4 +111,4 @@ async def post_stream(url: str, payload: Any, headers: Mapping[str, str], *, sty
         await response.aclose()
 
 
-__all__ = ["merge_headers", "post_stream", "shared_client", "user_agent"]
+__all__ = ["is_loopback_url", "merge_headers", "post_stream", "shared_client", "user_agent"]

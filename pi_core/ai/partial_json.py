@@ -9,14 +9,17 @@ raw newlines or tabs inside JSON strings; those are escaped before giving up.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from pydantic_core import from_json
 
+_CONTROL = re.compile(r"[\x00-\x1f]")
+
 
 def repair_json(text: str) -> str:
     """Escape raw control characters that appear inside JSON strings (models emit literal newlines)."""
-    if not any(ord(ch) < 0x20 for ch in text):
+    if not _CONTROL.search(text):
         return text
     out: list[str] = []
     in_string = escaped = False
@@ -52,13 +55,16 @@ def parse_partial_json(text: str) -> Any:
     if not text or text.isspace():
         return {}
     try:
-        return _strict(text)
+        return from_json(text, allow_partial="trailing-strings")
     except ValueError:
         pass
-    try:
-        return from_json(repair_json(text), allow_partial="trailing-strings")
-    except ValueError:
-        return {}
+    repaired = repair_json(text)
+    if repaired is not text:
+        try:
+            return from_json(repaired, allow_partial="trailing-strings")
+        except ValueError:
+            pass
+    return {}
 
 
 def parse_streaming_arguments(text: str) -> dict[str, Any]:

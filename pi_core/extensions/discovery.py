@@ -22,6 +22,7 @@ BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
     ("ls", "plugins.tools.ls"),
     ("toolsets", "plugins.tools.toolsets"),
     ("faux", "plugins.providers.faux"),
+    ("openai-completions", "plugins.providers.openai_completions"),
 )
 
 

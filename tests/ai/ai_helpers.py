@@ -102,3 +102,62 @@ async def consume(stream: EventStream, model: Model | None = None) -> tuple[Assi
 
 def types_of(events: list[Any]) -> list[str]:
     return [e.type for e in events]
+
+
+def comparable(message: AssistantMessage) -> dict[str, Any]:
+    """A message's JSON without the parts that differ run to run (timestamp)."""
+    data = message.to_json()
+    data.pop("timestamp", None)
+    return data
+
+
+class ChunkedTransport:
+    """An in-memory HTTP client whose next response body arrives exactly as the chunks given to
+    :meth:`reply` (sockets may merge reads; this does not), so chunk boundaries can be chosen."""
+
+    def __init__(self, headers: dict[str, str] | None = None) -> None:
+        import httpx
+
+        self.chunks: list[bytes] = []
+        self.headers = headers or {"content-type": "text/event-stream"}
+        self.client = httpx.AsyncClient(transport=httpx.MockTransport(self._handle))
+
+    def _handle(self, request: Any) -> Any:
+        import httpx
+
+        chunks = list(self.chunks)
+
+        async def body():
+            for chunk in chunks:
+                yield chunk
+
+        return httpx.Response(200, headers=self.headers, content=body())
+
+    async def stream(self, model: Model, context: Any, chunks: list[bytes], registry: Any,
+                     **options: Any) -> tuple[AssistantMessage, list[Any]]:
+        from pi_core.ai import stream
+
+        self.chunks = chunks
+        return await consume(stream(model, context, registry=registry, client=self.client, api_key="k", **options))
+
+
+async def stream_chunks(model: Model, context: Any, chunks: list[bytes], registry: Any,
+                        **options: Any) -> tuple[AssistantMessage, list[Any]]:
+    transport = ChunkedTransport()
+    async with transport.client:
+        return await transport.stream(model, context, chunks, registry, **options)
+
+
+async def every_split(model: Model, context: Any, data: bytes, registry: Any, **options: Any) -> int:
+    """Assert the result is identical whatever byte position the body is split at; returns positions tried."""
+    transport = ChunkedTransport()
+    async with transport.client:
+        baseline, base_events = await transport.stream(model, context, [data], registry, **options)
+        want = comparable(baseline)
+        want_events = [e.to_json() for e in base_events if e.type not in ("done", "error")]
+        for position in range(1, len(data)):
+            message, events = await transport.stream(model, context, [data[:position], data[position:]], registry,
+                                                     **options)
+            assert comparable(message) == want, f"split at byte {position} changed the result"
+            assert [e.to_json() for e in events if e.type not in ("done", "error")] == want_events, position
+    return len(data) - 1

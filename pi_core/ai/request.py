@@ -1,0 +1,171 @@
+"""Helpers for building provider requests: system prompt, token estimates and limits, thinking levels,
+surrogate clean-up. Shared by the built-in wire protocols and available to third-party ones."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+from .options import DEFAULT_THINKING_BUDGETS, StreamOptions
+from .types import AssistantMessage, Context, ImageContent, Model, SystemMessage, ToolCall
+
+_SURROGATES = re.compile("[\ud800-\udfff]")
+CHARS_PER_TOKEN = 4
+IMAGE_CHARS = 4800
+CONTEXT_SAFETY_TOKENS = 4096
+CONTEXT_SAFETY_RATIO = 0.15
+MIN_OUTPUT_WITH_MARGIN = 32768
+MIN_ANSWER_TOKENS = 1024
+EXTENDED_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
+
+
+def sanitize_surrogates(text: str) -> str:
+    """Remove unpaired UTF-16 surrogates (a JSON ``"\\ud83d"`` decodes to one); providers reject them."""
+    return _SURROGATES.sub("", text) if not text.isascii() else text
+
+
+def system_prompt(context: Context) -> str | None:
+    """``context.system_prompt``, else the text of the first system message of the transcript."""
+    if context.system_prompt is not None:
+        return context.system_prompt
+    for message in context.messages:
+        if isinstance(message, SystemMessage):
+            return message.text() or None
+    return None
+
+
+def conversation(context: Context) -> list[Any]:
+    """The transcript without system messages (the system prompt travels separately)."""
+    return [m for m in context.messages if not isinstance(m, SystemMessage)]
+
+
+def data_uri(image: ImageContent) -> str:
+    return f"data:{image.mime_type};base64,{image.data}"
+
+
+def _message_chars(message: Any) -> int:
+    content = getattr(message, "content", "")
+    if isinstance(content, str):
+        return len(content)
+    chars = 0
+    for block in content:
+        if isinstance(block, ImageContent):
+            chars += IMAGE_CHARS
+        elif isinstance(block, ToolCall):
+            chars += len(block.name) + len(json.dumps(block.arguments))
+        else:
+            chars += len(getattr(block, "text", None) or getattr(block, "thinking", None) or "")
+    return chars
+
+
+def estimate_context_tokens(context: Context) -> int:
+    """Prompt size estimate: the last successful reply's reported usage plus chars/4 of what followed."""
+    messages = context.messages
+    base, start = 0, 0
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if isinstance(m, AssistantMessage) and m.stop_reason not in ("error", "aborted"):
+            u = m.usage
+            used = u.input + u.output + u.cache_read + u.cache_write
+            if used > 0:
+                base, start = used, i + 1
+                break
+    chars = sum(_message_chars(m) for m in messages[start:])
+    if start == 0:
+        chars += len(context.system_prompt or "") + len(json.dumps([t.to_json() for t in context.tools or []]))
+    return base + math.ceil(chars / CHARS_PER_TOKEN)
+
+
+def clamp_max_tokens(model: Model, context: Context, max_tokens: int | None) -> int:
+    """The output limit to request: ``max_tokens`` (default the model's), lowered so that prompt plus
+    output fit the context window with a safety margin."""
+    wanted = max_tokens or model.max_tokens
+    if model.context_window <= 0:
+        return max(1, wanted)
+    prompt = estimate_context_tokens(context)
+    margin = max(CONTEXT_SAFETY_TOKENS, math.ceil(prompt * CONTEXT_SAFETY_RATIO))
+    room = model.context_window - prompt - margin
+    if room < MIN_OUTPUT_WITH_MARGIN:
+        room = min(MIN_OUTPUT_WITH_MARGIN, model.context_window - prompt - CONTEXT_SAFETY_TOKENS)
+    return min(wanted, max(1, room))
+
+
+def supported_levels(model: Model) -> list[str]:
+    """Thinking levels a model offers (``thinking_level_map`` ``None`` entries remove a level; ``xhigh``
+    and ``max`` exist only when mapped)."""
+    if not model.reasoning:
+        return ["off"]
+    mapping = model.thinking_level_map or {}
+    levels = []
+    for level in EXTENDED_LEVELS:
+        if level in mapping and mapping[level] is None:
+            continue
+        if level in ("xhigh", "max") and level not in mapping:
+            continue
+        levels.append(level)
+    return levels
+
+
+def clamp_thinking_level(model: Model, level: str) -> str:
+    """The nearest level the model supports, preferring stronger ones (pi's ``clampThinkingLevel``)."""
+    levels = supported_levels(model)
+    if level in levels:
+        return level
+    if level not in EXTENDED_LEVELS:
+        return levels[0]
+    i = EXTENDED_LEVELS.index(level)
+    for candidate in EXTENDED_LEVELS[i:]:
+        if candidate in levels:
+            return candidate
+    for candidate in reversed(EXTENDED_LEVELS[:i]):
+        if candidate in levels:
+            return candidate
+    return levels[0]
+
+
+def requested_level(model: Model, options: StreamOptions) -> str | None:
+    """The thinking level to send for this request, or ``None`` for none."""
+    level = options.thinking
+    if level is None or not model.reasoning:
+        return None
+    level = clamp_thinking_level(model, level)
+    return None if level == "off" else level
+
+
+def mapped_level(model: Model, level: str) -> str | None:
+    """The provider's value for ``level`` (``thinking_level_map``), defaulting to the level itself."""
+    mapping = model.thinking_level_map or {}
+    return mapping[level] if level in mapping else level
+
+
+def thinking_budget(level: str, options: StreamOptions) -> int:
+    return options.budget_for(level)
+
+
+def adjust_max_tokens_for_thinking(base: int | None, model_max: int, level: str,
+                                   options: StreamOptions) -> tuple[int, int]:
+    """``(max_tokens, budget)``: room for a thinking budget on top of the answer, capped by the model,
+    leaving at least 1024 answer tokens when the cap bites."""
+    budget = thinking_budget(level, options)
+    max_tokens = model_max if base is None else min(base + budget, model_max)
+    if max_tokens <= budget:
+        budget = min(budget, max(0, max_tokens - MIN_ANSWER_TOKENS))
+    return max_tokens, budget
+
+
+__all__ = [
+    "DEFAULT_THINKING_BUDGETS",
+    "adjust_max_tokens_for_thinking",
+    "clamp_max_tokens",
+    "clamp_thinking_level",
+    "conversation",
+    "data_uri",
+    "estimate_context_tokens",
+    "mapped_level",
+    "requested_level",
+    "sanitize_surrogates",
+    "supported_levels",
+    "system_prompt",
+]

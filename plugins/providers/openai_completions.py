@@ -1,0 +1,487 @@
+"""API ``openai-completions``: OpenAI Chat Completions and every server that speaks it.
+
+``POST {baseUrl}/chat/completions`` with ``stream: true``. Serves OpenAI-compatible providers of the
+catalog (Groq, Cerebras, OpenRouter, Mistral, DeepSeek, z.ai, Hugging Face, Together, Fireworks, NVIDIA,
+Moonshot, Kimi) and local servers configured in ``models.json`` (Ollama, vLLM, llama.cpp, LM Studio).
+Server dialects differ; ``Model.compat`` flags (auto-detected from provider and URL, overridable per
+model) select them — see ``docs/providers.md`` for the list.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pi_core import hookimpl
+from pi_core.ai import (
+    ApiProvider,
+    AssistantMessage,
+    Context,
+    ImageContent,
+    MissingApiKeyError,
+    Model,
+    ProviderError,
+    StreamOptions,
+    StreamWriter,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+    catalog_provider,
+    catalog_providers,
+    clamp_max_tokens,
+    conversation,
+    data_uri,
+    is_loopback_url,
+    iter_sse,
+    js_json,
+    mapped_level,
+    merge_headers,
+    post_stream,
+    requested_level,
+    sanitize_id,
+    sanitize_surrogates,
+    short_hash,
+    system_prompt,
+    transform_messages,
+)
+
+API = "openai-completions"
+REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
+
+
+# -- compat -------------------------------------------------------------------------------------
+def detect_compat(model: Model) -> dict[str, Any]:
+    """Dialect flags guessed from the provider name and base URL (pi's rules)."""
+    provider, url = model.provider, model.base_url
+    zai = provider in ("zai", "zai-coding-cn") or "api.z.ai" in url or "open.bigmodel.cn" in url
+    together = provider == "together" or "api.together." in url
+    moonshot = provider.startswith("moonshotai") or "api.moonshot." in url
+    openrouter = provider == "openrouter" or "openrouter.ai" in url
+    nvidia = provider == "nvidia" or "integrate.api.nvidia.com" in url
+    cerebras = provider == "cerebras" or "cerebras.ai" in url
+    deepseek = provider == "deepseek" or "deepseek.com" in url.lower()
+    grok = provider == "xai" or "api.x.ai" in url
+    nonstandard = nvidia or cerebras or grok or together or "chutes.ai" in url or deepseek or zai or moonshot \
+        or provider == "opencode" or "opencode.ai" in url
+    return {
+        "supportsStore": not nonstandard,
+        "supportsDeveloperRole": provider == "openai" or "api.openai.com" in url,
+        "supportsReasoningEffort": not (grok or zai or moonshot or together or nvidia),
+        "supportsUsageInStreaming": True,
+        "supportsFinishReason": True,
+        "maxTokensField": "max_tokens" if ("chutes.ai" in url or deepseek or moonshot or together or nvidia or zai)
+        else "max_completion_tokens",
+        "requiresToolResultName": False,
+        "requiresAssistantAfterToolResult": False,
+        "requiresNonNullAssistantContent": False,
+        "requiresToolsWithToolHistory": False,
+        "requiresThinkingAsText": False,
+        "requiresReasoningContentOnAssistantMessages": deepseek,
+        "thinkingFormat": "deepseek" if deepseek else "zai" if zai else "together" if together
+        else "openrouter" if openrouter else "openai",
+        "supportsStrictMode": False,
+        "cacheControlFormat": "anthropic" if openrouter and model.id.startswith("anthropic/") else None,
+        "sendSessionAffinityHeaders": openrouter,
+        "toolCallIdFormat": None,
+        "thinkingTokenBudgetField": None,
+    }
+
+
+def get_compat(model: Model) -> dict[str, Any]:
+    """Detected flags, overridden field by field by ``model.compat``."""
+    compat = detect_compat(model)
+    for key, value in (model.compat or {}).items():
+        if value is not None:
+            compat[key] = value
+    return compat
+
+
+# -- tool-call ids --------------------------------------------------------------------------------
+def _tool_call_id(call_id: str, model: Model, compat: dict[str, Any]) -> str:
+    if compat.get("toolCallIdFormat") == "mistral":
+        return call_id if len(call_id) == 9 and call_id.isalnum() else short_hash(call_id, 9)
+    if "|" in call_id:  # OpenAI Responses ids are "call|item"
+        call, _, item = call_id.partition("|")
+        combined = sanitize_id(f"{call}_{item}" if item else call, 10_000)
+        return combined if len(combined) <= 40 else f"{sanitize_id(call, 10_000)[:31]}_{short_hash(call_id)}"
+    if model.provider == "openai" and len(call_id) > 40:
+        return call_id[:40]
+    return call_id
+
+
+# -- messages -------------------------------------------------------------------------------------
+def _user(message: UserMessage) -> dict[str, Any] | None:
+    if isinstance(message.content, str):
+        return {"role": "user", "content": sanitize_surrogates(message.content)}
+    parts = [{"type": "text", "text": sanitize_surrogates(b.text)} if isinstance(b, TextContent)
+             else {"type": "image_url", "image_url": {"url": data_uri(b)}}
+             for b in message.content if not (isinstance(b, TextContent) and not b.text)]
+    return {"role": "user", "content": parts} if parts else None
+
+
+def _assistant(message: AssistantMessage, compat: dict[str, Any], model: Model) -> dict[str, Any] | None:
+    empty = "" if compat["requiresAssistantAfterToolResult"] or compat["requiresNonNullAssistantContent"] else None
+    out: dict[str, Any] = {"role": "assistant", "content": empty}
+    texts = [sanitize_surrogates(b.text) for b in message.content if isinstance(b, TextContent) and b.text.strip()]
+    thinking = [b for b in message.content if isinstance(b, ThinkingContent) and b.thinking.strip()]
+    calls = [b for b in message.content if isinstance(b, ToolCall)]
+    if thinking and compat["requiresThinkingAsText"]:
+        out["content"] = [{"type": "text", "text": "\n\n".join(sanitize_surrogates(b.thinking) for b in thinking)},
+                          *({"type": "text", "text": t} for t in texts)]
+    else:
+        if texts:
+            out["content"] = "".join(texts)
+        field = thinking[0].thinking_signature if thinking else None
+        if field in REASONING_FIELDS:
+            out[field] = "\n".join(b.thinking for b in thinking)
+    if calls:
+        out["tool_calls"] = [{"id": c.id, "type": "function",
+                              "function": {"name": c.name, "arguments": js_json(c.arguments)}} for c in calls]
+    if compat["requiresReasoningContentOnAssistantMessages"] and model.reasoning and "reasoning_content" not in out:
+        out["reasoning_content"] = ""
+    if not out["content"] and "tool_calls" not in out:
+        return None
+    return out
+
+
+def _tool_results(results: list[ToolResultMessage], compat: dict[str, Any], model: Model) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    images: list[dict[str, Any]] = []
+    for result in results:
+        text = "\n".join(b.text for b in result.content if isinstance(b, TextContent))
+        has_images = any(isinstance(b, ImageContent) for b in result.content)
+        body = text if text.strip() else "(see attached image)" if has_images else "(no tool output)"
+        item: dict[str, Any] = {"role": "tool", "content": sanitize_surrogates(body), "tool_call_id": result.tool_call_id}
+        if compat["requiresToolResultName"] and result.tool_name:
+            item["name"] = result.tool_name
+        out.append(item)
+        if has_images and "image" in model.input:
+            images += [{"type": "image_url", "image_url": {"url": data_uri(b)}}
+                       for b in result.content if isinstance(b, ImageContent)]
+    if images:
+        if compat["requiresAssistantAfterToolResult"]:
+            out.append({"role": "assistant", "content": "I have processed the tool results."})
+        out.append({"role": "user", "content": [{"type": "text", "text": "Attached image(s) from tool result:"},
+                                                *images]})
+    return out
+
+
+def convert_messages(model: Model, context: Context, compat: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ``messages`` array for ``context`` (after cross-provider handoff)."""
+    params: list[dict[str, Any]] = []
+    prompt = system_prompt(context)
+    if prompt:
+        role = "developer" if model.reasoning and compat["supportsDeveloperRole"] else "system"
+        params.append({"role": role, "content": sanitize_surrogates(prompt)})
+    messages = transform_messages(conversation(context), model, lambda i, m, s: _tool_call_id(i, m, compat))
+    i, last_role = 0, None
+    while i < len(messages):
+        message = messages[i]
+        if isinstance(message, ToolResultMessage):
+            j = i
+            while j < len(messages) and isinstance(messages[j], ToolResultMessage):
+                j += 1
+            items = _tool_results(messages[i:j], compat, model)
+            params += items
+            last_role, i = ("user" if items[-1]["role"] == "user" else "toolResult"), j
+            continue
+        if compat["requiresAssistantAfterToolResult"] and last_role == "toolResult" and isinstance(message, UserMessage):
+            params.append({"role": "assistant", "content": "I have processed the tool results."})
+        item = _user(message) if isinstance(message, UserMessage) else \
+            _assistant(message, compat, model) if isinstance(message, AssistantMessage) else None
+        if item is not None:
+            params.append(item)
+        last_role = getattr(message, "role", None)
+        i += 1
+    return params
+
+
+def convert_tools(context: Context, compat: dict[str, Any]) -> list[dict[str, Any]]:
+    tools = []
+    for tool in context.tools or []:
+        function: dict[str, Any] = {"name": tool.name, "description": tool.description, "parameters": tool.parameters}
+        if compat["supportsStrictMode"]:
+            function["strict"] = False
+        tools.append({"type": "function", "function": function})
+    return tools
+
+
+# -- payload ----------------------------------------------------------------------------------------
+def _apply_reasoning(payload: dict[str, Any], model: Model, options: StreamOptions, compat: dict[str, Any]) -> None:
+    if not model.reasoning:
+        return
+    level = requested_level(model, options)
+    value = mapped_level(model, level) if level else None
+    fmt = compat["thinkingFormat"]
+    effort_ok = compat["supportsReasoningEffort"]
+    if fmt == "zai":
+        payload["thinking"] = {"type": "enabled", "clear_thinking": False} if level else {"type": "disabled"}
+        if level and effort_ok and isinstance(value, str):
+            payload["reasoning_effort"] = value
+    elif fmt == "qwen":
+        payload["enable_thinking"] = bool(level)
+    elif fmt == "qwen-chat-template":
+        payload["chat_template_kwargs"] = {"enable_thinking": bool(level), "preserve_thinking": True}
+    elif fmt == "deepseek":
+        if level:
+            payload["thinking"] = {"type": "enabled"}
+        elif (model.thinking_level_map or {}).get("off", "") is not None:
+            payload["thinking"] = {"type": "disabled"}
+        if level and effort_ok and isinstance(value, str):
+            payload["reasoning_effort"] = value
+    elif fmt == "openrouter":
+        if level:
+            payload["reasoning"] = {"effort": value}
+        elif (model.thinking_level_map or {}).get("off", "") is not None:
+            payload["reasoning"] = {"effort": (model.thinking_level_map or {}).get("off") or "none"}
+    elif fmt == "together":
+        payload["reasoning"] = {"enabled": bool(level)}
+        if level and effort_ok and isinstance(value, str):
+            payload["reasoning_effort"] = value
+    elif level and effort_ok and isinstance(value, str):
+        payload["reasoning_effort"] = value
+    elif not level and effort_ok and isinstance((model.thinking_level_map or {}).get("off"), str):
+        payload["reasoning_effort"] = model.thinking_level_map["off"]  # type: ignore[index]
+    budget_field = compat.get("thinkingTokenBudgetField")
+    if level and budget_field:
+        ceiling = payload.get("max_tokens") or payload.get("max_completion_tokens") or model.max_tokens
+        budget = min(options.budget_for(level), max(0, ceiling - 1024))
+        if budget > 0:
+            payload[budget_field] = budget
+
+
+def _cache_control(payload: dict[str, Any], options: StreamOptions) -> None:
+    """OpenRouter's Anthropic models: ``cache_control`` on the system prompt, last tool and last message."""
+    if options.cache_retention == "none":
+        return
+    marker = {"type": "ephemeral"}
+
+    def mark(message: dict[str, Any]) -> bool:
+        content = message.get("content")
+        if isinstance(content, str) and content:
+            message["content"] = [{"type": "text", "text": content, "cache_control": marker}]
+            return True
+        texts = [p for p in content or [] if isinstance(p, dict) and p.get("type") == "text"]
+        if texts:
+            texts[-1]["cache_control"] = marker
+            return True
+        return False
+
+    for message in payload["messages"]:
+        if message["role"] in ("system", "developer"):
+            mark(message)
+            break
+    if payload.get("tools"):
+        payload["tools"][-1]["cache_control"] = marker
+    for message in reversed(payload["messages"]):
+        if message["role"] in ("user", "assistant", "tool") and mark(message):
+            break
+
+
+def _has_tool_history(context: Context) -> bool:
+    return any(isinstance(m, ToolResultMessage) or (isinstance(m, AssistantMessage) and m.tool_calls())
+               for m in context.messages)
+
+
+def build_payload(model: Model, context: Context, options: StreamOptions,
+                  compat: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The request body, in pi 1.6's key order."""
+    compat = compat or get_compat(model)
+    payload: dict[str, Any] = {"model": model.id, "messages": convert_messages(model, context, compat), "stream": True}
+    if options.session_id and options.cache_retention != "none" and "api.openai.com" in model.base_url:
+        payload["prompt_cache_key"] = options.session_id[:64]
+    if compat["supportsUsageInStreaming"] is not False:
+        payload["stream_options"] = {"include_usage": True}
+    if compat["supportsStore"]:
+        payload["store"] = False
+    payload[compat["maxTokensField"]] = clamp_max_tokens(model, context, options.max_tokens)
+    if options.temperature is not None:
+        payload["temperature"] = options.temperature
+    tools = convert_tools(context, compat)
+    if tools:
+        payload["tools"] = tools
+    elif compat["requiresToolsWithToolHistory"] and _has_tool_history(context):
+        payload["tools"] = []
+    if compat.get("cacheControlFormat") == "anthropic":
+        _cache_control(payload, options)
+    if options.tool_choice is not None:
+        payload["tool_choice"] = options.tool_choice
+    _apply_reasoning(payload, model, options, compat)
+    if (model.compat or {}).get("openRouterRouting"):
+        payload["provider"] = model.compat["openRouterRouting"]  # type: ignore[index]
+    return payload
+
+
+def request_headers(model: Model, options: StreamOptions, compat: dict[str, Any]) -> dict[str, str]:
+    key = options.api_key
+    if not key and not is_loopback_url(model.base_url):  # local servers usually need no key
+        raise MissingApiKeyError(model.provider)
+    base = {"accept": "application/json"}
+    if key:
+        base["authorization"] = f"Bearer {key}"
+    if options.session_id and compat.get("sendSessionAffinityHeaders"):
+        base["x-session-id"] = options.session_id
+    return merge_headers(base, model.headers, options.headers)
+
+
+# -- streaming --------------------------------------------------------------------------------------
+def usage_fields(raw: dict[str, Any]) -> dict[str, int]:
+    """``set_usage`` keywords from a Chat Completions ``usage`` object (cached tokens are not input)."""
+    details = raw.get("prompt_tokens_details") or {}
+    cached = details.get("cached_tokens")
+    if cached is None:
+        cached = raw.get("prompt_cache_hit_tokens", raw.get("cached_tokens", 0))
+    cached = cached or 0
+    write = details.get("cache_write_tokens") or 0
+    prompt = raw.get("prompt_tokens") or 0
+    reasoning = (raw.get("completion_tokens_details") or {}).get("reasoning_tokens") or raw.get("reasoning_tokens") or 0
+    return {"input": max(0, prompt - cached - write), "output": raw.get("completion_tokens") or 0,
+            "cache_read": cached, "cache_write": write, "reasoning": reasoning}
+
+
+FINISH_REASONS = {"stop": "stop", "end": "stop", "length": "length", "tool_calls": "toolUse",
+                  "function_call": "toolUse"}
+
+
+class _Parser:
+    """Chat Completions chunks → writer calls: one text slot, one thinking slot, tool calls by index."""
+
+    def __init__(self, writer: StreamWriter) -> None:
+        self.writer = writer
+        self.message = writer.message
+        self.text: int | None = None
+        self.thinking: int | None = None
+        self.tools: dict[Any, int] = {}
+        self.finished = False
+
+    def chunk(self, data: dict[str, Any]) -> None:
+        message = self.message
+        if message.response_id is None and data.get("id"):
+            message.response_id = data["id"]
+        usage = data.get("usage")
+        choices = data.get("choices")
+        choice = choices[0] if choices else None
+        if not usage and choice:
+            usage = choice.get("usage")
+        if usage:
+            self.writer.set_usage(**usage_fields(usage))
+        if not choice:
+            return
+        reason = choice.get("finish_reason")
+        if reason:
+            self._finish_reason(reason)
+        delta = choice.get("delta")
+        if delta:
+            self._delta(delta)
+
+    def _finish_reason(self, reason: str) -> None:
+        message = self.message
+        message.raw_stop_reason = reason
+        message.stop_reason = FINISH_REASONS.get(reason, "error")  # type: ignore[assignment]
+        if message.stop_reason == "error":
+            message.error_message = f"Provider finish_reason: {reason}"
+        self.finished = True
+
+    def _delta(self, delta: dict[str, Any]) -> None:
+        writer = self.writer
+        for field in REASONING_FIELDS:
+            value = delta.get(field)
+            if isinstance(value, str) and value:
+                if self.thinking is None:
+                    self.thinking = writer.thinking_start(signature=field)
+                writer.thinking_delta(self.thinking, value)
+                break
+        content = delta.get("content")
+        if content:
+            if self.text is None:
+                self.text = writer.text_start()
+            writer.text_delta(self.text, content)
+        calls = delta.get("tool_calls")
+        if calls:
+            for call in calls:
+                self._tool_call(call)
+
+    def _tool_call(self, call: dict[str, Any]) -> None:
+        writer = self.writer
+        key = call.get("index")
+        key = key if isinstance(key, int) else call.get("id") or len(self.tools)
+        function = call.get("function") or {}
+        index = self.tools.get(key)
+        if index is None:
+            index = writer.toolcall_start(call.get("id") or "", function.get("name") or "")
+            self.tools[key] = index
+        block = self.message.content[index]
+        if not block.id and call.get("id"):
+            block.id = call["id"]
+        if not block.name and function.get("name"):
+            block.name = function["name"]
+        writer.toolcall_delta(index, function.get("arguments") or "")
+
+
+def _stream_error(data: dict[str, Any]) -> ProviderError:
+    error = data["error"]
+    if isinstance(error, dict):
+        text = error.get("message") if isinstance(error.get("message"), str) else js_json(error)
+        raw = (error.get("metadata") or {}).get("raw") if isinstance(error.get("metadata"), dict) else None
+        if raw and str(raw) not in text:
+            text += f"\n{raw}"
+        return ProviderError(text)
+    return ProviderError(str(error))
+
+
+async def stream_completions(model: Model, context: Context, options: StreamOptions, writer: StreamWriter) -> None:
+    """The ``openai-completions`` stream function."""
+    compat = get_compat(model)
+    headers = request_headers(model, options, compat)
+    payload = await options.apply_on_payload(build_payload(model, context, options, compat))
+    if isinstance(payload, dict):
+        payload["stream"] = True
+    url = model.base_url.rstrip("/") + "/chat/completions"
+    parser = _Parser(writer)
+    async with post_stream(url, payload, headers, style="openai", client=options.client,
+                           read_timeout=options.read_timeout) as response:
+        writer.start()
+        async for event in iter_sse(response.aiter_bytes(), writer.drain):
+            data = event.data
+            if data == "[DONE]":
+                break
+            try:
+                chunk = json.loads(data)
+            except ValueError:
+                continue
+            if not isinstance(chunk, dict):
+                continue
+            if chunk.get("error"):
+                raise _stream_error(chunk)
+            parser.chunk(chunk)
+    _finish(writer, parser, compat)
+
+
+def _finish(writer: StreamWriter, parser: _Parser, compat: dict[str, Any]) -> None:
+    message = writer.message
+    writer.close_open_blocks()
+    if not parser.finished and not compat["supportsFinishReason"]:
+        message.stop_reason = "toolUse" if message.tool_calls() else "stop"
+    elif message.stop_reason == "error":
+        raise ProviderError(message.error_message or "Provider returned an error stop reason")
+    elif not parser.finished:
+        raise ProviderError("Stream ended without finish_reason")
+    writer.finish(message.stop_reason)
+
+
+# -- registration -----------------------------------------------------------------------------------
+#: Catalog providers registered by the plugins of their main API, not here.
+OTHER_PLUGINS = ("anthropic", "openai", "google", "xai", "minimax")
+
+
+@hookimpl
+def register_providers(register: Any) -> None:
+    register(ApiProvider(api=API, stream=stream_completions))
+    for name in catalog_providers(API):
+        if name not in OTHER_PLUGINS:
+            register(catalog_provider(name, API))
+
+
+__all__ = ["API", "build_payload", "convert_messages", "detect_compat", "get_compat", "stream_completions"]
