@@ -74,6 +74,7 @@ _EXPORTS: dict[str, str] = {
     "post_stream": "pi_core.ai.http",
     "shared_client": "pi_core.ai.http",
     "user_agent": "pi_core.ai.http",
+    "parse_json_with_repair": "pi_core.ai.partial_json",
     "parse_partial_json": "pi_core.ai.partial_json",
     "parse_streaming_arguments": "pi_core.ai.partial_json",
     "parse_tool_arguments": "pi_core.ai.partial_json",
@@ -198,7 +199,13 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
     from .handoff import IdNormalizer, is_same_model, sanitize_id, short_hash, transform_messages
     from .http import is_loopback_url, merge_headers, post_stream, shared_client, user_agent
     from .options import DEFAULT_THINKING_BUDGETS, StreamFn, StreamOptions
-    from .partial_json import parse_partial_json, parse_streaming_arguments, parse_tool_arguments, repair_json
+    from .partial_json import (
+        parse_json_with_repair,
+        parse_partial_json,
+        parse_streaming_arguments,
+        parse_tool_arguments,
+        repair_json,
+    )
     from .request import (
         adjust_max_tokens_for_thinking,
         clamp_max_tokens,

@@ -50,6 +50,11 @@ def _strict(text: str) -> Any:
         return json.loads(repaired)
 
 
+def parse_json_with_repair(text: str) -> Any:
+    """Strict JSON, retried once with raw control characters inside strings escaped; raises ``ValueError``."""
+    return _strict(text)
+
+
 def parse_partial_json(text: str) -> Any:
     """Best-effort value of a possibly incomplete JSON document; ``{}`` when nothing can be made of it."""
     if not text or text.isspace():
@@ -89,4 +94,4 @@ def parse_tool_arguments(text: str) -> tuple[dict[str, Any], str | None]:
     return value, None
 
 
-__all__ = ["parse_partial_json", "parse_streaming_arguments", "parse_tool_arguments", "repair_json"]
+__all__ = ["parse_json_with_repair", "parse_partial_json", "parse_streaming_arguments", "parse_tool_arguments", "repair_json"]

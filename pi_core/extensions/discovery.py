@@ -23,6 +23,7 @@ BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
     ("toolsets", "plugins.tools.toolsets"),
     ("faux", "plugins.providers.faux"),
     ("openai-completions", "plugins.providers.openai_completions"),
+    ("anthropic", "plugins.providers.anthropic"),
 )
 
 
