@@ -24,6 +24,7 @@ BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
     ("faux", "plugins.providers.faux"),
     ("openai-completions", "plugins.providers.openai_completions"),
     ("anthropic", "plugins.providers.anthropic"),
+    ("openai-responses", "plugins.providers.openai_responses"),
 )
 
 

@@ -1,0 +1,399 @@
+"""API ``openai-responses``: OpenAI's Responses API (OpenAI and xAI models of the catalog).
+
+``POST {baseUrl}/responses`` with ``stream: true`` and ``store: false`` (stateless). Reasoning items come
+back with ``encrypted_content`` (requested through ``include``) and are kept whole, as JSON, in the
+thinking block's signature, so the next request can replay them verbatim. Tool-call ids are
+``<call_id>|<item_id>``; text blocks remember their message id (and phase) in ``text_signature``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pi_core import hookimpl
+from pi_core.ai import (
+    ApiProvider,
+    AssistantMessage,
+    Context,
+    ImageContent,
+    MissingApiKeyError,
+    Model,
+    ProviderError,
+    StreamOptions,
+    StreamWriter,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+    catalog_provider,
+    clamp_max_tokens,
+    conversation,
+    data_uri,
+    is_loopback_url,
+    iter_sse,
+    js_json,
+    mapped_level,
+    merge_headers,
+    post_stream,
+    requested_level,
+    sanitize_surrogates,
+    short_hash,
+    system_prompt,
+    transform_messages,
+)
+
+API = "openai-responses"
+MIN_OUTPUT_TOKENS = 16
+#: Providers whose ``call|item`` ids are kept (item ids pass validation there).
+TOOL_CALL_PROVIDERS = {"openai", "openai-codex", "opencode", "azure-openai-responses"}
+SERVICE_TIER_MULTIPLIER = {"flex": 0.5, "priority": 2.0}
+
+
+def _id_part(part: str) -> str:
+    import re
+
+    clean = re.sub(r"[^A-Za-z0-9_-]", "_", part)[:64]
+    return clean.rstrip("_")
+
+
+def normalize_tool_call_id(call_id: str, model: Model, source: AssistantMessage) -> str:
+    """Ids of other providers made valid here: sanitised; item ids must start with ``fc_``."""
+    if model.provider not in TOOL_CALL_PROVIDERS or "|" not in call_id:
+        return _id_part(call_id)
+    call, _, item = call_id.partition("|")
+    if source.provider != model.provider or source.api != model.api:
+        item = f"fc_{short_hash(item)}"[:64]
+    else:
+        item = _id_part(item)
+    if not item.startswith("fc_"):
+        item = _id_part(f"fc_{item}")
+    return f"{_id_part(call)}|{item}"
+
+
+def _text_signature(signature: str | None) -> dict[str, Any] | None:
+    if not signature:
+        return None
+    if signature.startswith("{"):
+        try:
+            data = json.loads(signature)
+        except ValueError:
+            data = None
+        if isinstance(data, dict) and data.get("v") == 1 and isinstance(data.get("id"), str):
+            return {"id": data["id"], **({"phase": data["phase"]} if data.get("phase") in
+                                          ("commentary", "final_answer") else {})}
+    return {"id": signature}
+
+
+def _tool_output(model: Model, result: ToolResultMessage) -> Any:
+    text = "\n".join(b.text for b in result.content if isinstance(b, TextContent))
+    images = [b for b in result.content if isinstance(b, ImageContent)]
+    if not images or "image" not in model.input:
+        return sanitize_surrogates(text if text.strip() else "(see attached image)" if images else "(no tool output)")
+    parts: list[dict[str, Any]] = [{"type": "input_text", "text": sanitize_surrogates(text)}] if text.strip() else []
+    parts += [{"type": "input_image", "detail": "auto", "image_url": data_uri(b)} for b in images]
+    return parts
+
+
+def _assistant_items(message: AssistantMessage, model: Model, index: int) -> list[dict[str, Any]]:
+    same_api = message.provider == model.provider and message.api == model.api
+    other_model = same_api and message.model != model.id
+    items: list[dict[str, Any]] = []
+    text_count = 0
+    for block in message.content:
+        if isinstance(block, ThinkingContent):
+            if block.thinking_signature:
+                try:
+                    items.append(json.loads(block.thinking_signature))
+                except ValueError:
+                    pass  # not a Responses reasoning item (another API's signature)
+        elif isinstance(block, TextContent):
+            parsed = _text_signature(block.text_signature)
+            msg_id = parsed["id"] if parsed else (f"msg_pi_{index}" if text_count == 0 else f"msg_pi_{index}_{text_count}")
+            if len(msg_id) > 64:
+                msg_id = f"msg_{short_hash(msg_id)}"
+            text_count += 1
+            item: dict[str, Any] = {"type": "message", "role": "assistant", "content": [
+                {"type": "output_text", "text": sanitize_surrogates(block.text), "annotations": []}],
+                "status": "completed", "id": msg_id}
+            if parsed and parsed.get("phase"):
+                item["phase"] = parsed["phase"]
+            items.append(item)
+        elif isinstance(block, ToolCall):
+            call, _, item_id = block.id.partition("|")
+            entry: dict[str, Any] = {"type": "function_call"}
+            if item_id.startswith("fc_") and not other_model:
+                entry["id"] = item_id
+            entry.update({"call_id": call, "name": block.name, "arguments": js_json(block.arguments)})
+            items.append(entry)
+    return items
+
+
+def convert_input(model: Model, context: Context) -> list[dict[str, Any]]:
+    """The ``input`` items for ``context`` (after handoff)."""
+    items: list[dict[str, Any]] = []
+    prompt = system_prompt(context)
+    if prompt:
+        role = "developer" if model.reasoning and (model.compat or {}).get("supportsDeveloperRole") is not False \
+            else "system"
+        items.append({"role": role, "content": sanitize_surrogates(prompt)})
+    for index, message in enumerate(transform_messages(conversation(context), model, normalize_tool_call_id)):
+        if isinstance(message, UserMessage):
+            if isinstance(message.content, str):
+                items.append({"role": "user", "content": [{"type": "input_text",
+                                                           "text": sanitize_surrogates(message.content)}]})
+            elif message.content:
+                items.append({"role": "user", "content": [
+                    {"type": "input_text", "text": sanitize_surrogates(b.text)} if isinstance(b, TextContent)
+                    else {"type": "input_image", "detail": "auto", "image_url": data_uri(b)} for b in message.content]})
+        elif isinstance(message, AssistantMessage):
+            items += _assistant_items(message, model, index)
+        elif isinstance(message, ToolResultMessage):
+            items.append({"type": "function_call_output", "call_id": message.tool_call_id.split("|")[0],
+                          "output": _tool_output(model, message)})
+    return items
+
+
+def build_payload(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
+    compat = model.compat or {}
+    retention = options.cache_retention or "short"
+    payload: dict[str, Any] = {"model": model.id, "input": convert_input(model, context), "stream": True}
+    if retention != "none" and options.session_id:
+        payload["prompt_cache_key"] = options.session_id[:64]
+    if retention == "long" and compat.get("supportsLongCacheRetention", True):
+        payload["prompt_cache_retention"] = "24h"
+    payload["store"] = False
+    if compat.get("supportsMaxOutputTokens", True):
+        payload["max_output_tokens"] = max(clamp_max_tokens(model, context, options.max_tokens), MIN_OUTPUT_TOKENS)
+    if options.temperature is not None:
+        payload["temperature"] = options.temperature
+    if options.extra.get("service_tier"):
+        payload["service_tier"] = options.extra["service_tier"]
+    if context.tools:
+        payload["tools"] = [{"type": "function", "name": t.name, "description": t.description,
+                             "parameters": t.parameters} for t in context.tools]
+        if compat.get("supportsStrictMode"):
+            for tool in payload["tools"]:
+                tool["strict"] = False
+    if options.tool_choice is not None:
+        payload["tool_choice"] = options.tool_choice
+    _apply_reasoning(payload, model, options)
+    return payload
+
+
+def _apply_reasoning(payload: dict[str, Any], model: Model, options: StreamOptions) -> None:
+    if not model.reasoning:
+        return
+    level = requested_level(model, options)
+    mapping = model.thinking_level_map or {}
+    if level:
+        payload["reasoning"] = {"effort": mapped_level(model, level),
+                                "summary": options.extra.get("reasoning_summary") or "auto"}
+        payload["include"] = ["reasoning.encrypted_content"]
+    elif mapping.get("off", "") is not None:
+        payload["reasoning"] = {"effort": mapping.get("off") or "none"}
+    if model.provider == "xai":
+        payload["include"] = ["reasoning.encrypted_content"]
+
+
+def request_headers(model: Model, options: StreamOptions) -> dict[str, str]:
+    if not options.api_key and not is_loopback_url(model.base_url):
+        raise MissingApiKeyError(model.provider)
+    base = {"accept": "application/json"}
+    if options.api_key:
+        base["authorization"] = f"Bearer {options.api_key}"
+    return merge_headers(base, model.headers, options.headers)
+
+
+# -- streaming ---------------------------------------------------------------------------------------
+class _Parser:
+    """Responses events → writer calls, one slot per ``output_index``."""
+
+    def __init__(self, writer: StreamWriter, model: Model, options: StreamOptions) -> None:
+        self.writer, self.model, self.options = writer, model, options
+        self.slots: dict[int, tuple[str, int]] = {}
+        self.terminal = False
+
+    def event(self, data: dict[str, Any]) -> None:
+        kind = data.get("type", "")
+        handler = getattr(self, "_" + kind.replace(".", "_"), None)
+        if handler is not None:
+            handler(data)
+
+    def _slot(self, data: dict[str, Any], kind: str) -> int | None:
+        slot = self.slots.get(data.get("output_index", -1))
+        return slot[1] if slot and slot[0] == kind else None
+
+    def _response_created(self, data: dict[str, Any]) -> None:
+        self.writer.message.response_id = (data.get("response") or {}).get("id")
+
+    def _response_output_item_added(self, data: dict[str, Any]) -> None:
+        self._create(data.get("output_index", -1), data.get("item") or {})
+
+    def _create(self, output_index: int, item: dict[str, Any]) -> None:
+        writer, kind = self.writer, item.get("type")
+        if kind == "reasoning":
+            self.slots[output_index] = ("thinking", writer.thinking_start())
+        elif kind == "message":
+            if item.get("phase") == "final_answer":
+                writer.message.stop_reason = "stop"
+            self.slots[output_index] = ("text", writer.text_start())
+        elif kind == "function_call":
+            index = writer.toolcall_start(f"{item.get('call_id')}|{item.get('id')}", item.get("name") or "")
+            if item.get("arguments"):
+                writer.toolcall_delta(index, item["arguments"])
+            self.slots[output_index] = ("toolCall", index)
+
+    def _response_reasoning_summary_text_delta(self, data: dict[str, Any]) -> None:
+        index = self._slot(data, "thinking")
+        if index is not None:
+            self.writer.thinking_delta(index, data.get("delta") or "")
+
+    def _response_reasoning_summary_part_done(self, data: dict[str, Any]) -> None:
+        index = self._slot(data, "thinking")
+        if index is not None:
+            self.writer.thinking_delta(index, "\n\n")
+
+    _response_reasoning_text_delta = _response_reasoning_summary_text_delta
+
+    def _response_output_text_delta(self, data: dict[str, Any]) -> None:
+        index = self._slot(data, "text")
+        if index is not None:
+            self.writer.text_delta(index, data.get("delta") or "")
+
+    _response_refusal_delta = _response_output_text_delta
+
+    def _response_function_call_arguments_delta(self, data: dict[str, Any]) -> None:
+        index = self._slot(data, "toolCall")
+        if index is not None:
+            self.writer.toolcall_delta(index, data.get("delta") or "")
+
+    def _response_function_call_arguments_done(self, data: dict[str, Any]) -> None:
+        index = self._slot(data, "toolCall")
+        full = data.get("arguments")
+        if index is not None and isinstance(full, str):
+            seen = self.writer.toolcall_arguments_text(index)
+            if full.startswith(seen) and len(full) > len(seen):
+                self.writer.toolcall_delta(index, full[len(seen):])
+
+    def _response_output_item_done(self, data: dict[str, Any]) -> None:
+        item, output_index = data.get("item") or {}, data.get("output_index", -1)
+        if item.get("type") == "message" and item.get("phase") == "final_answer":
+            self.writer.message.stop_reason = "stop"
+        if output_index not in self.slots:
+            self._create(output_index, item)
+        kind, index = self.slots.pop(output_index, (None, -1))
+        writer = self.writer
+        if kind == "thinking" and item.get("type") == "reasoning":
+            summary = "\n\n".join(s.get("text", "") for s in item.get("summary") or [])
+            content = "\n\n".join(c.get("text", "") for c in item.get("content") or [])
+            current = writer.message.content[index].thinking
+            writer.thinking_end(index, summary or content or current, signature=js_json(item))
+        elif kind == "text" and item.get("type") == "message":
+            text = "".join(c.get("text", "") if c.get("type") == "output_text" else c.get("refusal", "")
+                           for c in item.get("content") or [])
+            signature = {"v": 1, "id": item.get("id")}
+            if item.get("phase"):
+                signature["phase"] = item["phase"]
+            writer.text_end(index, text, signature=js_json(signature))
+        elif kind == "toolCall" and item.get("type") == "function_call":
+            writer.toolcall_end(index, item.get("arguments") or writer.toolcall_arguments_text(index))
+
+    def _response_completed(self, data: dict[str, Any]) -> None:
+        self._finalize(data.get("response") or {})
+
+    _response_incomplete = _response_completed
+
+    def _finalize(self, response: dict[str, Any]) -> None:
+        self.terminal = True
+        message, writer = self.writer.message, self.writer
+        if response.get("id"):
+            message.response_id = response["id"]
+        usage = response.get("usage")
+        if usage:
+            details = usage.get("input_tokens_details") or {}
+            cached, written = details.get("cached_tokens") or 0, details.get("cache_write_tokens") or 0
+            writer.set_usage(input=max(0, (usage.get("input_tokens") or 0) - cached - written),
+                             output=usage.get("output_tokens") or 0, cache_read=cached, cache_write=written,
+                             reasoning=(usage.get("output_tokens_details") or {}).get("reasoning_tokens") or 0,
+                             total_tokens=usage.get("total_tokens") or 0)
+        self._service_tier(response.get("service_tier") or self.options.extra.get("service_tier"))
+        status = response.get("status")
+        reason = (response.get("incomplete_details") or {}).get("reason")
+        message.raw_stop_reason = f"{status}.{reason}" if reason else status
+        if status == "incomplete":
+            if reason == "max_output_tokens":
+                message.stop_reason = "length"
+            else:
+                message.stop_reason = "error"
+                message.error_message = f"Response incomplete: {reason}" if reason else \
+                    "Response incomplete without a provider reason"
+        elif status in ("failed", "cancelled"):
+            message.stop_reason = "error"
+        else:
+            message.stop_reason = "stop"
+        if message.stop_reason == "stop" and message.tool_calls():
+            message.stop_reason = "toolUse"
+
+    def _service_tier(self, tier: str | None) -> None:
+        factor = SERVICE_TIER_MULTIPLIER.get(tier or "")
+        if factor:
+            cost = self.writer.message.usage.cost
+            cost.input, cost.output = cost.input * factor, cost.output * factor
+            cost.cache_read, cost.cache_write = cost.cache_read * factor, cost.cache_write * factor
+            cost.total = cost.input + cost.output + cost.cache_read + cost.cache_write
+
+    def _error(self, data: dict[str, Any]) -> None:
+        raise ProviderError(f"Error Code {data.get('code')}: {data.get('message')}")
+
+    def _response_failed(self, data: dict[str, Any]) -> None:
+        self.terminal = True
+        response = data.get("response") or {}
+        self.writer.message.raw_stop_reason = response.get("status")
+        error, details = response.get("error"), response.get("incomplete_details") or {}
+        if error:
+            raise ProviderError(f"{error.get('code') or 'unknown'}: {error.get('message') or 'no message'}")
+        if details.get("reason"):
+            raise ProviderError(f"incomplete: {details['reason']}")
+        raise ProviderError("Unknown error (no error details in response)")
+
+
+async def stream_responses(model: Model, context: Context, options: StreamOptions, writer: StreamWriter) -> None:
+    """The ``openai-responses`` stream function."""
+    headers = request_headers(model, options)
+    payload = await options.apply_on_payload(build_payload(model, context, options))
+    url = model.base_url.rstrip("/") + "/responses"
+    parser = _Parser(writer, model, options)
+    async with post_stream(url, payload, headers, style="openai", client=options.client,
+                           read_timeout=options.read_timeout) as response:
+        writer.start()
+        async for event in iter_sse(response.aiter_bytes(), writer.drain):
+            if event.data == "[DONE]":
+                break
+            try:
+                data = json.loads(event.data)
+            except ValueError:
+                continue
+            if isinstance(data, dict):
+                parser.event(data)
+    if not parser.terminal:
+        raise ProviderError("OpenAI Responses stream ended before a terminal response event")
+    message = writer.message
+    if message.stop_reason == "error":
+        raise ProviderError(message.error_message or "An unknown error occurred")
+    unfinished = [i for i, kind in writer.open_blocks.items() if kind == "toolCall"]
+    if message.stop_reason == "toolUse" and unfinished:
+        call = message.content[unfinished[0]]
+        raise ProviderError(f"OpenAI Responses stream completed with an unfinished tool call: {call.name} ({call.id})")
+    writer.finish(message.stop_reason)
+
+
+@hookimpl
+def register_providers(register: Any) -> None:
+    register(ApiProvider(api=API, stream=stream_responses))
+    register(catalog_provider("openai", API))
+    register(catalog_provider("xai", API))
+
+
+__all__ = ["API", "build_payload", "convert_input", "normalize_tool_call_id", "stream_responses"]
