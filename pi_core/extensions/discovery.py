@@ -25,6 +25,7 @@ BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
     ("openai-completions", "plugins.providers.openai_completions"),
     ("anthropic", "plugins.providers.anthropic"),
     ("openai-responses", "plugins.providers.openai_responses"),
+    ("google", "plugins.providers.google"),
 )
 
 
