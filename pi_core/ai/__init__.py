@@ -103,6 +103,17 @@ _EXPORTS: dict[str, str] = {
     "catalog_provider": "pi_core.ai.catalog",
     "catalog_providers": "pi_core.ai.catalog",
     "load_catalog": "pi_core.ai.catalog",
+    # --- overflow and retry -----------------------------------------------------------------------
+    "OVERFLOW_PATTERNS": "pi_core.ai.overflow",
+    "OverflowPattern": "pi_core.ai.overflow",
+    "is_context_overflow": "pi_core.ai.overflow",
+    "is_overflow_text": "pi_core.ai.overflow",
+    "overflow_pattern": "pi_core.ai.overflow",
+    "ErrorKind": "pi_core.ai.retry",
+    "RetryPolicy": "pi_core.ai.retry",
+    "classify_error": "pi_core.ai.retry",
+    "error_status": "pi_core.ai.retry",
+    "retrying_stream": "pi_core.ai.retry",
     # --- errors -------------------------------------------------------------------------------
     "MissingApiKeyError": "pi_core.ai.errors",
     "ProviderError": "pi_core.ai.errors",
@@ -199,6 +210,7 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
     from .handoff import IdNormalizer, is_same_model, sanitize_id, short_hash, transform_messages
     from .http import is_loopback_url, merge_headers, post_stream, shared_client, user_agent
     from .options import DEFAULT_THINKING_BUDGETS, StreamFn, StreamOptions
+    from .overflow import OVERFLOW_PATTERNS, OverflowPattern, is_context_overflow, is_overflow_text, overflow_pattern
     from .partial_json import (
         parse_json_with_repair,
         parse_partial_json,
@@ -233,6 +245,7 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
         set_default_registry,
         unregister_api_provider,
     )
+    from .retry import ErrorKind, RetryPolicy, classify_error, error_status, retrying_stream
     from .sse import SSEDecoder, SSEEvent, iter_sse
     from .types import (
         THINKING_LEVELS,
