@@ -1,0 +1,163 @@
+"""Building blocks: cost arithmetic, the SSE decoder, partial JSON, the stream writer's invariants and
+event JSON shapes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from ai_helpers import run
+
+from pi_core.ai import (
+    EventStream,
+    Model,
+    ModelCost,
+    SSEDecoder,
+    StreamWriter,
+    Usage,
+    calculate_cost,
+    format_http_error,
+    parse_partial_json,
+    parse_tool_arguments,
+    repair_json,
+)
+
+FAKE = Model(id="fake-model", api="openai-completions", provider="fake",
+             cost=ModelCost(input=1.0, output=2.0, cache_read=0.1, cache_write=1.25))
+
+
+# --- cost ------------------------------------------------------------------------------------------
+
+def test_cost_equals_pis_figures_to_the_bit() -> None:
+    # from b_json_tools: input 1393, output 11 -> input 0.001393, output 2.2e-05, total 0.001415
+    usage = Usage(input=1393, output=11, total_tokens=1404)
+    cost = calculate_cost(FAKE, usage)
+    assert (cost.input, cost.output, cost.cache_read, cost.cache_write, cost.total) == (0.001393, 2.2e-05, 0, 0, 0.001415)
+    assert cost.to_json() == {"input": 0.001393, "output": 2.2e-05, "cacheRead": 0, "cacheWrite": 0, "total": 0.001415,
+                              "totalFromProvider": False}
+    other = calculate_cost(FAKE, Usage(input=1645, output=10))
+    assert other.output == 1.9999999999999998e-05 and other.total == 0.001665  # as pi printed them
+    assert calculate_cost(FAKE, Usage(input=1486, output=4)).total == 0.0014939999999999999
+
+
+def test_cost_buckets_and_tiers() -> None:
+    usage = Usage(input=1_000_000, output=1_000_000, cache_read=1_000_000, cache_write=1_000_000)
+    cost = calculate_cost(FAKE, usage)
+    assert (cost.input, cost.output, cost.cache_read, cost.cache_write, cost.total) == (1, 2, 0.1, 1.25, 4.35)
+    tiered = Model.model_validate({"id": "t", "api": "a", "provider": "p", "cost": {
+        "input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75,
+        "tiers": [{"inputTokensAbove": 200000, "input": 6, "output": 22.5, "cacheRead": 0.6, "cacheWrite": 7.5}]}})
+    assert calculate_cost(tiered, Usage(input=100_000)).input == 0.3
+    assert calculate_cost(tiered, Usage(input=300_000)).input == 1.8
+
+
+# --- SSE -------------------------------------------------------------------------------------------
+
+def decode(chunks: list[bytes]) -> list[tuple[str, str]]:
+    decoder = SSEDecoder()
+    events = [e for chunk in chunks for e in decoder.feed(chunk)] + decoder.flush()
+    return [(e.event, e.data) for e in events]
+
+
+def test_sse_framing_rules() -> None:
+    stream = (b": comment\nevent: a\ndata: one\ndata:two\n\nretry: 10\nid: 7\ndata:  spaced\n\n"
+              b"event: ignored-without-data\n\ndata: last")
+    assert decode([stream]) == [("a", "one\ntwo"), ("message", " spaced"), ("message", "last")]
+
+
+def test_sse_every_split_and_line_ending() -> None:
+    text = 'event: x\ndata: {"a": "héllo ✓"}\n\ndata: second\n\n'.encode()
+    for ending in (b"\n", b"\r\n", b"\r"):
+        data = text.replace(b"\n", ending)
+        want = [("x", '{"a": "héllo ✓"}'), ("message", "second")]
+        for cut in range(len(data) + 1):
+            assert decode([data[:cut], data[cut:]]) == want, (ending, cut)
+        assert decode([bytes([b]) for b in data]) == want
+
+
+# --- partial JSON ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("", {}), ("  ", {}), ('{"path": "src/ma', {"path": "src/ma"}), ('{"a": [1, 2', {"a": [1, 2]}),
+    ('{"a": 1, "b"', {"a": 1}), ('{"cmd": "echo\nhi"}', {"cmd": "echo\nhi"}), ("not json", {}),
+])
+def test_partial_json(text: str, value: object) -> None:
+    assert parse_partial_json(text) == value
+
+
+def test_final_tool_arguments_and_repair() -> None:
+    assert parse_tool_arguments('{"a": 1}') == ({"a": 1}, None)
+    args, error = parse_tool_arguments('{"a": "x')
+    assert args == {"a": "x"} and error.startswith("Invalid JSON")
+    assert parse_tool_arguments("[1]") == ({}, "Tool arguments must be a JSON object, got list")
+    assert json.loads(repair_json('{"t": "a\tb\nc"}')) == {"t": "a\tb\nc"}
+
+
+# --- stream writer ----------------------------------------------------------------------------------
+
+def test_writer_keeps_the_invariants_and_pi_json_shapes() -> None:
+    async def scenario() -> list:
+        writer = StreamWriter(FAKE, EventStream())
+        text = writer.text_start()
+        writer.text_delta(text, "Hel")
+        writer.text_delta(text, "lo")
+        call = writer.toolcall_start("call_1", "read")
+        writer.toolcall_delta(call, "")
+        writer.toolcall_delta(call, '{"path": "a')
+        assert writer.message.content[call].arguments == {"path": "a"}
+        writer.toolcall_delta(call, '.py"}')
+        writer.set_usage(input=10, output=5)
+        writer.finish("toolUse")
+        writer.fail("too late")  # ignored: the stream already ended
+        return [e async for e in writer.events]
+
+    events = run(scenario())
+    shapes = [e.to_json() for e in events]
+    assert shapes[1:4] == [{"type": "text_start", "contentIndex": 0},
+                           {"type": "text_delta", "contentIndex": 0, "delta": "Hel"},
+                           {"type": "text_delta", "contentIndex": 0, "delta": "lo"}]
+    assert shapes[4] == {"type": "toolcall_start", "contentIndex": 1, "id": "call_1", "toolName": "read"}
+    assert shapes[8:10] == [{"type": "text_end", "contentIndex": 0, "content": "Hello"},
+                           {"type": "toolcall_end", "contentIndex": 1, "toolCall": {
+                               "type": "toolCall", "id": "call_1", "name": "read", "arguments": {"path": "a.py"}}}]
+    done = shapes[-1]
+    assert done["type"] == "done" and done["reason"] == "toolUse" and done["message"]["stopReason"] == "toolUse"
+    assert [e.type for e in events].count("done") == 1 and events[-1].message is events[0].partial
+
+
+def test_writer_failure_leaves_blocks_open_and_drops_scratch() -> None:
+    async def scenario():
+        writer = StreamWriter(FAKE, EventStream())
+        call = writer.toolcall_start("c", "write")
+        writer.toolcall_delta(call, '{"path": "x", "content": "ab')
+        writer.fail("503: overloaded", status=503)
+        return [e async for e in writer.events], writer.message
+
+    events, message = run(scenario())
+    assert events[-1].type == "error" and events[-1].to_json()["error"]["errorMessage"] == "503: overloaded"
+    assert message.content[0].arguments == {"path": "x", "content": "ab"}
+    assert message.to_json()["content"][0] == {"type": "toolCall", "id": "c", "name": "write",
+                                               "arguments": {"path": "x", "content": "ab"}}
+
+
+def test_long_text_accumulates_without_quadratic_copies() -> None:
+    async def scenario() -> str:
+        writer = StreamWriter(FAKE, EventStream(high_water=1 << 30))
+        index = writer.text_start()
+        for _ in range(100_000):
+            writer.text_delta(index, "word ")
+        writer.finish()
+        return writer.message.text()
+
+    assert run(scenario(), timeout=30) == "word " * 100_000
+
+
+def test_error_text_formats() -> None:
+    assert format_http_error(400, '{"error":{"message":"fake bad request","type":"invalid_request_error"}}') == \
+        '400: {"message":"fake bad request","type":"invalid_request_error"}'
+    assert format_http_error(500, "") == "500 status code (no body)"
+    assert format_http_error(400, '{"error":{"message":"ü"}}') == '400: {"message":"ü"}'
+    assert format_http_error(503, "upstream down", "google", "Service Unavailable") == \
+        '{"error":{"message":"upstream down","code":503,"status":"Service Unavailable"}}'
+    long = format_http_error(500, "x" * 5000)
+    assert long.endswith("... [truncated 1000 chars]")
