@@ -54,8 +54,15 @@ def iso_now() -> str:
 
 
 def iso_from_ms(ms: int) -> str:
-    stamp = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
-    return stamp.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+    global _last_second
+    second, milli = divmod(ms, 1000)
+    cached = _last_second
+    if cached[0] != second:  # formatting the date part is the slow bit; it changes once a second
+        cached = _last_second = (second, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second)))
+    return f"{cached[1]}.{milli:03d}Z"
+
+
+_last_second: tuple[int, str] = (-1, "")
 
 
 def iso_to_ms(value: object) -> int | None:

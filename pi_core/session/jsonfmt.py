@@ -3,8 +3,8 @@
 pi writes every session line with ``JSON.stringify``. Python's ``json`` agrees with it on almost
 everything (compact separators, escapes, raw non-ASCII) but not on numbers: JavaScript prints ``0.000018``
 where Python prints ``1.8e-05`` and ``5`` where Python prints ``5.0``. It also orders integer-like object
-keys first and escapes lone surrogates. :func:`dumps` fixes these up only when the fast C encoder's
-output shows it might need it, so the common line costs one ``json.dumps`` and one regex scan.
+keys first and escapes lone surrogates. :func:`dumps` is a small one-pass encoder that does all of
+that (strings are quoted by ``json``'s C helper).
 """
 
 from __future__ import annotations
@@ -14,17 +14,10 @@ import math
 import re
 from typing import Any
 
-_encode = json.JSONEncoder(
-    ensure_ascii=False, separators=(",", ":"), allow_nan=True, check_circular=True
-).encode
+from json.encoder import encode_basestring as _quote  # the C version where available
 
-# Output fragments that may differ from JavaScript: exponent floats, integral floats (``5.0``),
-# integers beyond 2**53 (and 1e21), integer-like keys, NaN/Infinity. False positives inside strings
-# only cost the careful path.
-_SUSPECT = re.compile(r"\d[eE][-+]?\d|\.0(?:[,}\]]|$)|\d{16}|[{,]\"\d+\":|NaN|Infinity")
-_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|-?Infinity|NaN')
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_INDEX_KEY = re.compile(r"^(?:0|[1-9]\d{0,9})$")
+_INDEX_KEY = re.compile(r"(?:0|[1-9]\d{0,9})\Z")
 _MAX_SAFE = 2**53
 
 
@@ -58,47 +51,98 @@ def _place_point(s: str, point: int) -> str:
     return (s if k == 1 else s[0] + "." + s[1:]) + exponent
 
 
-def _js_token(match: re.Match[str]) -> str:
-    token = match.group()
-    if token[0] == '"':
-        return token
-    if token in ("NaN", "Infinity", "-Infinity"):
-        return "null"
-    if "." in token or "e" in token or "E" in token:
-        return js_number(float(token))
-    if len(token) >= 16 and abs(int(token)) > _MAX_SAFE:
-        return js_number(float(int(token)))
-    return token
-
-
 def _is_array_index(key: object) -> bool:
     return isinstance(key, str) and bool(_INDEX_KEY.match(key)) and int(key) <= 2**32 - 2
 
 
-def _order_keys(value: Any) -> Any:
-    """A copy with JavaScript's property order: integer-like keys first, ascending, then the rest."""
-    if isinstance(value, dict):
-        items = [(k, _order_keys(v)) for k, v in value.items()]
-        index = [kv for kv in items if _is_array_index(kv[0])]
-        if index:
-            rest = [kv for kv in items if not _is_array_index(kv[0])]
-            items = sorted(index, key=lambda kv: int(kv[0])) + rest
-        return dict(items)
-    if isinstance(value, (list, tuple)):
-        return [_order_keys(v) for v in value]
-    return value
+def _ordered_items(value: dict[str, Any]) -> list[tuple[str, Any]]:
+    """JavaScript's property order: integer-like keys first, ascending, then the rest as inserted."""
+    items = list(value.items())
+    index = sorted((kv for kv in items if _is_array_index(kv[0])), key=lambda kv: int(kv[0]))
+    return index + [kv for kv in items if not _is_array_index(kv[0])]
+
+
+def _float(value: float) -> str:
+    text = value.__repr__()
+    if "e" in text or text[-2:] == ".0" or text[-1] in "nf":  # exponent, integral, nan/inf
+        return js_number(value)
+    return text  # positional: Python and JavaScript print the same shortest digits
+
+
+def _scalar(value: Any, kind: type) -> str:
+    if kind is int:
+        return value.__repr__() if -_MAX_SAFE <= value <= _MAX_SAFE else js_number(float(value))
+    if kind is float:
+        return _float(value)
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    raise TypeError(f"{kind.__name__} is not JSON data")
+
+
+def _encode(value: Any, out: Any) -> None:
+    # One pass, scalars inline: about twice the C encoder's time, and exact where it is not.
+    kind = value.__class__
+    if kind is dict:
+        if not value:
+            out("{}")
+            return
+        items: Any = value.items()
+        if any(k[:1].isdigit() for k in value if k.__class__ is str):
+            items = _ordered_items(value)
+        sep = "{"
+        for key, item in items:
+            if key.__class__ is not str:
+                raise TypeError(f"object keys must be strings, not {type(key).__name__}")
+            item_kind = item.__class__
+            if item_kind is str:
+                out(sep + _quote(key) + ":" + _quote(item))
+            elif item_kind is dict or item_kind is list or item_kind is tuple:
+                out(sep + _quote(key) + ":")
+                _encode(item, out)
+            else:
+                out(sep + _quote(key) + ":" + _scalar(item, item_kind))
+            sep = ","
+        out("}")
+    elif kind is list or kind is tuple:
+        if not value:
+            out("[]")
+            return
+        sep = "["
+        for item in value:
+            item_kind = item.__class__
+            if item_kind is str:
+                out(sep + _quote(item))
+            elif item_kind is dict or item_kind is list or item_kind is tuple:
+                out(sep)
+                _encode(item, out)
+            else:
+                out(sep + _scalar(item, item_kind))
+            sep = ","
+        out("]")
+    elif kind is str:
+        out(_quote(value))
+    else:
+        out(_scalar(value, kind))
 
 
 def dumps(value: Any) -> str:
-    """``JSON.stringify(value)`` for JSON-like Python data (dict, list, str, int, float, bool, None)."""
-    text = _encode(value)
-    if _SUSPECT.search(text):
-        if re.search(r"[{,]\"\d+\":", text):
-            text = _encode(_order_keys(value))
-        text = _TOKEN.sub(_js_token, text)
-    if _SURROGATE.search(text):
+    """``JSON.stringify(value)`` for JSON data (dict with str keys, list, str, int, float, bool, None)."""
+    parts: list[str] = []
+    _encode(value, parts.append)
+    text = "".join(parts)
+    if not text.isascii() and _SURROGATE.search(text):
         text = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
     return text
+
+
+def dumps_line(value: Any) -> bytes:
+    """:func:`dumps` plus a newline, as UTF-8: one session file line."""
+    text = dumps(value)
+    return (text + "\n").encode("utf-8")
 
 
 def _reject_constant(name: str) -> Any:
@@ -120,4 +164,4 @@ def loads_many(text: str) -> Any:
     return _decoder.decode(text)
 
 
-__all__ = ["dumps", "js_number", "loads", "loads_many"]
+__all__ = ["dumps", "dumps_line", "js_number", "loads", "loads_many"]

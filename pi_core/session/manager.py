@@ -29,12 +29,13 @@ from .errors import (
     SessionReadOnlyError,
 )
 from .ids import check_session_id, iso_now, iso_to_ms, new_entry_id, uuid7
-from .jsonfmt import dumps
+from .jsonfmt import dumps_line
 from .listing import SessionInfo
 from .locations import default_session_dir, resolve_session_dir, session_file_name
 from .messages import agent_message
 from .migrate import migrate
-from .projection import SessionContext, build_path, current_system_message, project
+from .index import ASSISTANT, LABEL, ODD_MESSAGE, SESSION_INFO, USER, TreeIndex
+from .projection import SessionContext, current_system_message, project
 from .store import (
     Appender,
     Diagnostic,
@@ -66,7 +67,7 @@ def _jsonable(value: Any) -> Any:
 
 def _line(record: Raw) -> bytes:
     try:
-        return (dumps(record) + "\n").encode("utf-8")
+        return dumps_line(record)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"cannot store {record.get('type')} entry: not JSON data ({exc})") from exc
 
@@ -215,13 +216,12 @@ class SessionManager:
     def _reset(self, header: Raw) -> None:
         self._header = header
         self._entries: list[Raw] = []
-        self._by_id: dict[str, Raw] = {}
+        self._tree = TreeIndex()
         self._labels: dict[str, tuple[str, str | None]] = {}
         self._name: str | None = None
         self._leaf: str | None = None
         self._children: dict[str | None, list[Raw]] | None = None
         self._has_conversation = False
-        self._last: Raw | None = None  # the last entry in file order
 
     def _release(self) -> None:
         if self._appender is not None:
@@ -293,28 +293,18 @@ class SessionManager:
     def _load(self, header: Raw, entries: list[Raw]) -> None:
         self._reset(header)
         self._entries = entries
-        by_id, labels = self._by_id, self._labels
-        conversation = False
-        leaf = None
-        for entry in entries:
-            entry_id = entry.get("id")
-            if entry_id.__class__ is not str or entry.get("type") == "session":
-                continue
-            parent_id = entry.get("parentId")
-            parent = by_id.get(parent_id) if parent_id.__class__ is str else None
-            if parent is not None:
-                entry["parentId"] = parent["id"]  # one string object per id: less memory
-            by_id[entry_id] = leaf = entry
-            kind = entry.get("type")
-            if kind == "message":
-                conversation = conversation or _is_conversation(entry)
-            elif kind == "label":
-                _apply_label(labels, entry)
-            elif kind == "session_info":
+        tree = self._tree
+        tree.load(entries)
+        for at in sorted([*tree.positions_of(LABEL), *tree.positions_of(SESSION_INFO)]):
+            entry = tree.entries[at]
+            if entry.get("type") == "label":
+                _apply_label(self._labels, entry)
+            else:
                 self._name = _clean_name(entry.get("name"))
-        self._has_conversation = conversation
-        self._leaf = leaf["id"] if leaf is not None else None
-        self._last = leaf
+        kinds = tree.kinds
+        self._has_conversation = USER in kinds or ASSISTANT in kinds or any(
+            _is_conversation(tree.entries[at]) for at in tree.positions_of(ODD_MESSAGE))
+        self._leaf = tree.ids[-1] if len(tree) else None
 
     def _all_lines(self) -> bytes:
         return b"".join(_line(r) for r in (self._header, *self._entries))
@@ -363,7 +353,7 @@ class SessionManager:
             raise SessionError(f"session {self._file} is closed")
 
     def _new_entry(self, kind: str) -> Raw:
-        return {"type": kind, "id": new_entry_id(self._by_id), "parentId": self._leaf,
+        return {"type": kind, "id": new_entry_id(self._tree), "parentId": self._leaf,
                 "timestamp": iso_now()}
 
     def _append(self, entry: Raw) -> str:
@@ -388,7 +378,7 @@ class SessionManager:
 
     def _index(self, entry: Raw) -> None:
         self._entries.append(entry)
-        self._by_id[entry["id"]] = entry
+        self._tree.add(entry)
         self._leaf = entry["id"]
         kind = entry["type"]
         if kind == "label":
@@ -399,7 +389,6 @@ class SessionManager:
             self._has_conversation = True
         if self._children is not None:
             self._children.setdefault(entry.get("parentId"), []).append(entry)
-        self._last = entry
 
     def append_message(self, message: Any) -> str:
         """Append a message (a pydantic message model or pi's JSON of one); returns the entry id.
@@ -482,7 +471,7 @@ class SessionManager:
         return self._append(entry)
 
     def _branch_target(self, target_id: str) -> Raw:
-        target = self._by_id.get(target_id)
+        target = self._tree.get(target_id)
         if target is None:
             raise EntryNotFoundError(target_id)
         if target_id not in self._branch_ids():
@@ -497,7 +486,7 @@ class SessionManager:
 
     def append_label_change(self, target_id: str, label: str | None = None) -> str:
         """Set (or with ``None``/``""`` clear) the label of an entry."""
-        if target_id not in self._by_id:
+        if target_id not in self._tree:
             raise EntryNotFoundError(target_id)
         entry = self._new_entry("label")
         entry["targetId"] = target_id
@@ -524,7 +513,7 @@ class SessionManager:
 
     def branch(self, entry_id: str) -> None:
         """Move the leaf to ``entry_id``; the next append starts a new branch there. Writes nothing."""
-        if entry_id not in self._by_id:
+        if entry_id not in self._tree:
             raise EntryNotFoundError(entry_id)
         self._leaf = entry_id
 
@@ -535,7 +524,7 @@ class SessionManager:
     def branch_with_summary(self, branch_from_id: str | None, summary: str, details: Any = None,
                             from_hook: bool | None = None, usage: Any = None) -> str:
         """Move the leaf to ``branch_from_id`` and append a summary of the branch just left there."""
-        if branch_from_id is not None and branch_from_id not in self._by_id:
+        if branch_from_id is not None and branch_from_id not in self._tree:
             raise EntryNotFoundError(branch_from_id)
         from_id = self._leaf or "root"
         previous, self._leaf = self._leaf, branch_from_id
@@ -557,12 +546,12 @@ class SessionManager:
 
     def get_entry(self, entry_id: str) -> Any:
         """The typed entry (:data:`~pi_core.session.entries.SessionEntry`) or None."""
-        raw = self._by_id.get(entry_id)
+        raw = self._tree.get(entry_id)
         return entry_from_json(raw) if raw is not None else None
 
     def get_raw_entry(self, entry_id: str) -> Raw | None:
         """The entry as stored (pi's JSON dict); read-only by convention."""
-        return self._by_id.get(entry_id)
+        return self._tree.get(entry_id)
 
     def get_entries(self) -> list[Any]:
         """Every entry in file order, typed (each is validated now: use :meth:`raw_entries` in bulk)."""
@@ -577,13 +566,13 @@ class SessionManager:
 
     def get_tree(self) -> list[SessionTreeNode]:
         """Roots of the tree (several after :meth:`reset_leaf`; orphans count as roots)."""
-        return build_tree([e for e in self._by_id.values()], self._labels)
+        return build_tree(list(self._tree.unique()), self._labels)
 
     def get_children(self, parent_id: str | None) -> list[Any]:
         """The typed entries whose parent is ``parent_id`` (``None``: the roots), in file order."""
         if self._children is None:
             children: dict[str | None, list[Raw]] = {}
-            for entry in self._by_id.values():
+            for entry in self._tree.unique():
                 children.setdefault(entry.get("parentId"), []).append(entry)
             self._children = children
         return [entry_from_json(raw) for raw in self._children.get(parent_id, [])]
@@ -594,7 +583,9 @@ class SessionManager:
 
     def get_raw_branch(self, from_id: str | None = None) -> list[Raw]:
         start = from_id if from_id is not None else self._leaf
-        return build_path(self._by_id, self._by_id.get(start)) if start is not None else []
+        tree = self._tree
+        return [tree.entries[at] for at in tree.path(tree.position.get(start))] \
+            if start is not None else []
 
     def _branch_ids(self) -> set[str]:
         return {e["id"] for e in self.get_raw_branch()}
@@ -612,10 +603,11 @@ class SessionManager:
         Runs over the stored dicts (no validation); ``context.messages`` are typed lazily.
         """
         leaf = self._leaf if leaf_id is _UNSET else leaf_id
-        if leaf is None:
-            return project([])
-        start = self._by_id.get(leaf, self._last)  # pi: an unknown leaf means the last entry
-        return project(build_path(self._by_id, start))
+        tree = self._tree
+        if leaf is None or not len(tree):
+            return project(tree, [])
+        at = tree.position.get(leaf, len(tree) - 1)  # pi: an unknown leaf means the last entry
+        return project(tree, tree.path(at))
 
     # -----------------------------------------------------------------------------------------
     # new files from this one
@@ -684,7 +676,7 @@ class SessionManager:
 
     def __repr__(self) -> str:
         where = self.session_file or "in memory"
-        return f"SessionManager({where}, {len(self._by_id)} entries, leaf={self._leaf})"
+        return f"SessionManager({where}, {len(self._tree)} entries, leaf={self._leaf})"
 
 
 def _split(path: Path, result: LoadResult) -> tuple[Raw, list[Raw]]:

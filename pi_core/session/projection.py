@@ -25,12 +25,26 @@ from typing import Any, overload
 from pi_core.ai.types import Message, PiModel
 
 from .ids import iso_to_ms
+from .index import (
+    ASSISTANT,
+    COMPACTION,
+    CONTEXT_EDIT,
+    MODEL_CHANGE,
+    ODD_MESSAGE,
+    OTHER,
+    PLAIN_MESSAGES,
+    SYSTEM,
+    THINKING_CHANGE,
+    TreeIndex,
+)
 from .messages import KNOWN_ROLES, agent_message, convert_to_llm
 
 Raw = dict[str, Any]
 _EDITABLE_ROLES = frozenset({"user", "assistant", "toolResult", "custom"})
 _BLOCK_ROLES = frozenset({"assistant", "toolResult"})
 _LIST_CONTENT_ROLES = frozenset({"user", "assistant", "toolResult"})
+_MISSING: Any = object()
+_SILENT = (OTHER, CONTEXT_EDIT, MODEL_CHANGE, THINKING_CHANGE)
 
 
 class ModelRef(PiModel):
@@ -99,68 +113,48 @@ class SessionContext:
                 f"thinking_level={self.thinking_level!r}, model={self.model!r})")
 
 
-def build_path(by_id: dict[str, Raw], leaf: Raw | None) -> list[Raw]:
-    """Entries from the root to ``leaf``, following ``parentId``; stops at a missing parent or a cycle."""
-    path: list[Raw] = []
-    limit = len(by_id)
-    current = leaf
-    while current is not None:
-        path.append(current)
-        if len(path) > limit:  # longer than the session: the links loop
-            path = _before_repeat(path)
+def context_settings(tree: TreeIndex, path: list[int]) -> tuple[str, ModelRef | None]:
+    """The last thinking level change and the last model source on ``path`` (searched backwards)."""
+    kinds, entries = tree.kinds, tree.entries
+    thinking: Any = _MISSING
+    model: tuple[Any, Any] | None = None
+    for at in reversed(path):
+        kind = kinds[at]
+        if model is None and kind in (ASSISTANT, ODD_MESSAGE, MODEL_CHANGE):
+            model = _model_source(entries[at])
+        elif kind == THINKING_CHANGE and thinking is _MISSING:
+            thinking = entries[at].get("thinkingLevel")
+        if model is not None and thinking is not _MISSING:
             break
-        parent = current.get("parentId")
-        current = by_id.get(parent) if parent.__class__ is str else None
-    path.reverse()
-    return path
+    ref = ModelRef(provider=model[0], model_id=model[1]) if model is not None else None
+    return ("off" if thinking is _MISSING else thinking), ref
 
 
-def _before_repeat(walk: list[Raw]) -> list[Raw]:
-    seen: set[int] = set()
-    out = []
-    for entry in walk:
-        if id(entry) in seen:
-            break
-        seen.add(id(entry))
-        out.append(entry)
-    return out
+def _model_source(entry: Raw) -> tuple[Any, Any] | None:
+    if entry.get("type") == "model_change":
+        return entry.get("provider"), entry.get("modelId")
+    message = entry.get("message")
+    if message.__class__ is dict and message.get("role") == "assistant":
+        return message.get("provider"), message.get("model")
+    return None
 
 
-def context_settings(path: list[Raw]) -> tuple[str, ModelRef | None]:
-    thinking: Any = "off"
-    model: ModelRef | None = None
-    for entry in path:
-        kind = entry.get("type")
-        if kind == "message":
-            message = entry.get("message")
-            if message.__class__ is dict and message.get("role") == "assistant":
-                model = ModelRef(provider=message.get("provider"), model_id=message.get("model"))
-        elif kind == "thinking_level_change":
-            thinking = entry.get("thinkingLevel")
-        elif kind == "model_change":
-            model = ModelRef(provider=entry.get("provider"), model_id=entry.get("modelId"))
-    return thinking, model
-
-
-def context_entries(path: list[Raw]) -> list[Raw]:
-    """The compaction window of ``path`` (step 3 above)."""
+def context_window(tree: TreeIndex, path: list[int]) -> list[int]:
+    """The compaction window of ``path`` (step 3 above), as positions."""
+    kinds = tree.kinds
     last = -1
-    for i, entry in enumerate(path):
-        if entry.get("type") == "compaction":
-            last = i
+    for n in range(len(path) - 1, -1, -1):
+        if kinds[path[n]] == COMPACTION:
+            last = n
+            break
     if last < 0:
         return path
-    compaction = path[last]
-    first_kept = compaction.get("firstKeptEntryId")
-    window = [compaction]
-    keeping = False
-    for entry in path[:last]:
-        if not keeping and entry.get("id") == first_kept:
-            keeping = True
-        if keeping and not _is_system_message(entry):
-            window.append(entry)
-    window.extend(path[last + 1:])
-    return window
+    first_kept = tree.entries[path[last]].get("firstKeptEntryId")
+    ids = tree.ids
+    start = next((n for n in range(last) if ids[path[n]] == first_kept), last)
+    kept = [at for at in path[start:last] if kinds[at] != SYSTEM
+            and not (kinds[at] == ODD_MESSAGE and _is_system_message(tree.entries[at]))]
+    return [path[last], *kept, *path[last + 1:]]
 
 
 def _is_system_message(entry: Raw) -> bool:
@@ -244,23 +238,32 @@ def apply_edit(messages: list[Raw], edit: Raw) -> list[Raw]:
     return out
 
 
-def project(path: list[Raw]) -> SessionContext:
-    """The session context of ``path`` (steps 2-5 above)."""
-    thinking, model = context_settings(path)
-    window = context_entries(path)
-    edits = {e.get("targetId"): e for e in window if e.get("type") == "context_edit"}
+def project(tree: TreeIndex, path: list[int]) -> SessionContext:
+    """The session context of the entries at ``path`` (steps 2-5 above)."""
+    thinking, model = context_settings(tree, path)
+    window = context_window(tree, path)
+    kinds, entries, ids, messages = tree.kinds, tree.entries, tree.ids, tree.messages
+    edits: dict[Any, Raw] = {}
+    for at in window:
+        if kinds[at] == CONTEXT_EDIT:
+            edits[entries[at].get("targetId")] = entries[at]
     raw: list[Raw] = []
     sources: list[str | None] = []
-    for i, entry in enumerate(window):
-        if i > 0 and entry.get("type") == "compaction":
+    add_message, add_source = raw.append, sources.append
+    for n, at in enumerate(window):
+        kind = kinds[at]
+        if kind in PLAIN_MESSAGES and not (edits and ids[at] in edits):
+            add_message(messages[at])  # type: ignore[arg-type]
+            add_source(ids[at])
+        elif kind in _SILENT or (kind == COMPACTION and n > 0):
             continue  # an older compaction inside the kept range says nothing
-        contributed = entry_messages(entry)
-        if edits and contributed:
-            edit = edits.get(entry.get("id"))
+        else:
+            contributed = entry_messages(entries[at])
+            edit = edits.get(ids[at]) if edits else None
             if edit is not None:
                 contributed = apply_edit(contributed, edit)
-        raw.extend(contributed)
-        sources.extend([entry.get("id")] * len(contributed))
+            raw.extend(contributed)
+            sources.extend([ids[at]] * len(contributed))
     return SessionContext(raw, sources, thinking, model)
 
 
@@ -328,9 +331,8 @@ __all__ = [
     "ModelRef",
     "SessionContext",
     "apply_edit",
-    "build_path",
-    "context_entries",
     "context_settings",
+    "context_window",
     "current_system_message",
     "entry_messages",
     "project",
