@@ -191,7 +191,7 @@ class FauxProvider:
 
     @property
     def provider_config(self) -> ProviderConfig:
-        return ProviderConfig(name=self.provider, api=self.api, models=list(self.models))
+        return ProviderConfig(name=self.provider, api=self.api, models=list(self.models), requires_api_key=False)
 
     @_hookimpl
     def register_providers(self, register: Callable[..., None]) -> None:

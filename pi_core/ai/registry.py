@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .credentials import AuthFile, agent_dir, env_api_key, resolve_config_value
+from .http import is_loopback_url
 from .models_json import ProviderEntry, load_models_json
 from .options import StreamFn
 from .types import THINKING_LEVELS, Model
@@ -54,6 +55,8 @@ class ProviderConfig:
     default_model: str | None = None
     api_key: str | None = None
     auth_header: bool = False
+    requires_api_key: bool = True
+    """``False`` for providers that work without a key (scripted or local ones)."""
 
     def env_vars(self) -> list[str]:
         names = self.api_key_env
@@ -311,16 +314,36 @@ class ModelRegistry:
 
     # -- resolution -----------------------------------------------------------------------------
     def resolve(self, provider: str | None = None, model: str | None = None, *,
-                allow_custom: bool = False) -> ResolvedModel:
-        """Resolve CLI-style ``--provider``/``--model`` (``provider/model``, fuzzy, ``:thinking`` suffix).
+                allow_custom: bool = False) -> Model:
+        """The model CLI-style ``--provider``/``--model`` name (``provider/model``, fuzzy).
 
         Raises :class:`ModelNotFoundError` naming close matches. With ``allow_custom`` an unknown id of a
-        known provider becomes a copy of that provider's default model with the id replaced (a warning
-        says so), as pi does for models newer than its catalog.
+        known provider becomes a copy of that provider's default model with the id replaced, as pi does for
+        models newer than its catalog. :meth:`resolve_full` also returns a ``model:level`` thinking level
+        and the warnings.
         """
+        return self.resolve_full(provider, model, allow_custom=allow_custom).model
+
+    def resolve_full(self, provider: str | None = None, model: str | None = None, *,
+                     allow_custom: bool = False) -> ResolvedModel:
+        """Like :meth:`resolve`, with the thinking level of a ``:level`` suffix and any warnings."""
         from .resolution import resolve_model
 
         return resolve_model(self, provider, model, allow_custom=allow_custom)
+
+    def available_models(self) -> list[Model]:
+        """Models that can be used now: their provider has an API key, or needs none (local servers,
+        providers registered with ``requires_api_key=False`` such as ``faux``)."""
+        usable: dict[str, bool] = {}
+        out = []
+        for model in self.get_models():
+            if model.provider not in usable:
+                config = self.get_provider(model.provider)
+                needs = config.requires_api_key if config is not None else True
+                usable[model.provider] = not needs or self.has_auth(model.provider)
+            if usable[model.provider] or is_loopback_url(model.base_url):
+                out.append(model)
+        return out
 
     def close_names(self, text: str, provider: str | None = None, limit: int = 5) -> list[str]:
         names = [f"{m.provider}/{m.id}" for m in self.get_models(provider)]

@@ -171,22 +171,21 @@ def test_plugin_providers_apply_after_models_json(registry_factory) -> None:
 
 def test_resolve_exact_slash_and_provider_flag(registry_factory) -> None:
     registry = registry_factory()
-    assert registry.resolve("anthropic", "claude-sonnet-4-5").model.id == "claude-sonnet-4-5"
-    assert registry.resolve(None, "anthropic/claude-sonnet-4-5").model.provider == "anthropic"
-    assert registry.resolve("ANTHROPIC", "claude-sonnet-4-5").model.provider == "anthropic"
-    openrouter = registry.resolve(None, "openai/gpt-4o")  # an OpenRouter id that contains a slash
-    assert openrouter.model.provider in ("openai", "openrouter")
-    assert registry.resolve("openrouter", "openai/gpt-4o").model.id == "openai/gpt-4o"
+    assert registry.resolve("anthropic", "claude-sonnet-4-5").id == "claude-sonnet-4-5"
+    assert registry.resolve(None, "anthropic/claude-sonnet-4-5").provider == "anthropic"
+    assert registry.resolve("ANTHROPIC", "claude-sonnet-4-5").provider == "anthropic"
+    assert registry.resolve(None, "openai/gpt-4o").provider == "openai"  # provider "openai" has gpt-4o
+    assert registry.resolve("openrouter", "openai/gpt-4o").id == "openai/gpt-4o"
+    assert registry.resolve(None, "openrouter/openai/gpt-4o").provider == "openrouter"
 
 
 def test_resolve_fuzzy_prefers_aliases_and_reads_thinking_suffix(registry_factory) -> None:
     registry = registry_factory()
-    fuzzy = registry.resolve("anthropic", "sonnet-4-5")
-    assert fuzzy.model.id == "claude-sonnet-4-5"  # the alias, not the dated snapshot
-    with_level = registry.resolve("anthropic", "claude-sonnet-4-5:high")
+    assert registry.resolve("anthropic", "sonnet-4-5").id == "claude-sonnet-4-5"  # the alias, not a dated one
+    with_level = registry.resolve_full("anthropic", "claude-sonnet-4-5:high")
     assert with_level.model.id == "claude-sonnet-4-5" and with_level.thinking_level == "high"
-    assert registry.resolve("faux", "echo").model.api == "faux"
-    assert registry.resolve("faux").model.id == "echo"
+    assert registry.resolve("faux", "echo").api == "faux"
+    assert registry.resolve("faux").id == "echo"
 
 
 def test_resolve_errors_name_close_matches(registry_factory) -> None:
@@ -196,8 +195,15 @@ def test_resolve_errors_name_close_matches(registry_factory) -> None:
     assert "anthropic/claude-sonnet-4-5" in str(excinfo.value)
     with pytest.raises(ModelNotFoundError, match='Unknown provider "antropic".*anthropic'):
         registry.resolve("antropic", "x")
-    custom = registry.resolve("openai", "gpt-99-preview", allow_custom=True)
+    custom = registry.resolve_full("openai", "gpt-99-preview", allow_custom=True)
     assert custom.model.id == "gpt-99-preview" and custom.model.api == "openai-responses" and custom.warnings
+
+
+def test_available_models_need_a_key_unless_local_or_keyless(registry_factory) -> None:
+    models = {"providers": {"ollama": {"baseUrl": "http://localhost:11434/v1", "api": "openai-completions",
+                                       "models": [{"id": "llama3"}]}}}
+    available = {m.provider for m in registry_factory(models, auth={}, env={"GROQ_API_KEY": "k"}).available_models()}
+    assert available == {"faux", "groq", "ollama"}
 
 
 def test_default_registry_comes_from_entry_points() -> None:
