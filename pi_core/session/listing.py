@@ -24,7 +24,7 @@ from .jsonfmt import loads
 from .store import read_session_file
 
 _HEADER_SCAN = 1024 * 1024
-_TAIL_WINDOW = 256 * 1024
+_READ_WHOLE = 16 * 1024 * 1024  # smaller files are read at once; larger ones memory-mapped
 _COMPACT_HEADER = b'{"type":"session",'
 _MESSAGE_START = b'\n{"type":"message",'
 _INFO_START = b'\n{"type":"session_info",'
@@ -68,10 +68,19 @@ def read_header(path: Path) -> dict[str, Any] | None:
     """The session header of ``path`` (first parsable record, within 1 MiB), or None if it has none."""
     try:
         with open(path, "rb") as handle:
-            head = handle.read(_HEADER_SCAN)
+            return _header_of(handle)
     except OSError:
         return None
-    for line in head.split(b"\n"):
+
+
+def _header_of(handle: Any) -> dict[str, Any] | None:
+    head = handle.read(4096)
+    while b"\n" not in head and len(head) < _HEADER_SCAN:  # a long first line: read on
+        more = handle.read(65536)
+        if not more:
+            break
+        head += more
+    for line in _lines_within(head, handle):
         if not line.strip():
             continue
         record = _parse(line)
@@ -81,6 +90,19 @@ def read_header(path: Path) -> dict[str, Any] | None:
             return record
         return None
     return None
+
+
+def _lines_within(head: bytes, handle: Any) -> Any:
+    """Lines of the first 1 MiB, read only as far as needed (blank or broken lines come first rarely)."""
+    while True:
+        cut = head.find(b"\n")
+        if cut < 0:
+            yield head[:_HEADER_SCAN]
+            return
+        yield head[:cut]
+        head = head[cut + 1:]
+        if b"\n" not in head:
+            head += handle.read(_HEADER_SCAN)
 
 
 def _message_text(message: dict[str, Any]) -> str:
@@ -105,18 +127,21 @@ def _activity_ms(record: dict[str, Any]) -> int | None:
 
 def _last_activity(buf: Any) -> int | None:
     size = len(buf)
-    window = _TAIL_WINDOW
+    window = 16 * 1024
     while True:
         start = max(0, size - window)
-        matches = list(_ACTIVITY.finditer(buf, start))
-        for match in reversed(matches):
-            record = _parse(_line_at(buf, match.start() + 1))
-            stamp = _activity_ms(record) if record else None
-            if stamp is not None:
-                return stamp
+        last = None
+        for last in _ACTIVITY.finditer(buf, start):
+            pass
+        if last is not None:  # nearly always the last message of the file; else search further back
+            for match in reversed(list(_ACTIVITY.finditer(buf, start, last.end()))):
+                record = _parse(_line_at(buf, match.start() + 1))
+                stamp = _activity_ms(record) if record else None
+                if stamp is not None:
+                    return stamp
         if start == 0:
             return None
-        window *= 4
+        window *= 8
 
 
 def _first_user_text(buf: Any) -> str:
@@ -131,20 +156,21 @@ def _first_user_text(buf: Any) -> str:
 
 
 def _last_name(buf: Any) -> str | None:
-    at = buf.rfind(_INFO_START)
-    if at < 0:
+    if not _count(buf, _INFO_START):  # a forward count is much faster than a failing rfind
         return None
+    at = buf.rfind(_INFO_START)
     record = _parse(_line_at(buf, at + 1)) or {}
     name = record.get("name")
     return name.strip() or None if isinstance(name, str) else None
 
 
 def _count(buf: Any, needle: bytes) -> int:
-    count, at = 0, buf.find(needle)
-    while at >= 0:
-        count += 1
-        at = buf.find(needle, at + 1)
-    return count
+    if isinstance(buf, bytes):
+        return buf.count(needle)
+    total, step, overlap = 0, 16 * 1024 * 1024, len(needle) - 1
+    for start in range(0, len(buf), step):  # a memory map: count slice by slice
+        total += buf[start:start + step + overlap].count(needle)
+    return total
 
 
 def _info_from_buffer(path: Path, buf: Any, header: dict[str, Any], mtime: float) -> SessionInfo:
@@ -193,14 +219,17 @@ def _info_by_parsing(path: Path, header: dict[str, Any], mtime: float) -> Sessio
 
 def session_info(path: Path) -> SessionInfo | None:
     """Listing metadata of one session file, or None if it is not a session."""
-    header = read_header(path)
-    if header is None:
-        return None
     try:
         with open(path, "rb") as handle:
+            header = _header_of(handle)
+            if header is None:
+                return None
             stat = os.fstat(handle.fileno())
+            handle.seek(0)
             if not _is_compact(handle):
                 return _info_by_parsing(path, header, stat.st_mtime)
+            if stat.st_size <= _READ_WHOLE:
+                return _info_from_buffer(path, handle.read(), header, stat.st_mtime)
             with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as buf:
                 return _info_from_buffer(path, buf, header, stat.st_mtime)
     except (OSError, ValueError):
