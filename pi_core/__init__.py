@@ -168,6 +168,17 @@ _EXPORTS: dict[str, str] = {
     "convert_to_llm": "pi_core.session.messages",
     "agent_dir": "pi_core.paths",
     # --- runtime, SDK ------------------------------------------------------------------------
+    "AgentSession": "pi_core.runtime.session",
+    "SessionBusyError": "pi_core.runtime.session",
+    "SetupError": "pi_core.sdk",
+    "create_agent_session": "pi_core.sdk",
+    "AgentSettledEvent": "pi_core.runtime.events",
+    "AutoRetryEndEvent": "pi_core.runtime.events",
+    "AutoRetryStartEvent": "pi_core.runtime.events",
+    "CompactionEndEvent": "pi_core.runtime.events",
+    "CompactionStartEvent": "pi_core.runtime.events",
+    "EntryAppendedEvent": "pi_core.runtime.events",
+    "QueueUpdateEvent": "pi_core.runtime.events",
     # settings/resources
     "ContextFile": "pi_core.runtime.resources",
     "ContextFiles": "pi_core.runtime.resources",
@@ -229,6 +240,17 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
     from .extensions.contributions import CliCommand, Command, Flag, Toolset
     from .extensions.manager import PluginHost, build_plugin_host
     from .extensions.markers import hookimpl
+    from .runtime.events import (
+        AgentSettledEvent,
+        AutoRetryEndEvent,
+        AutoRetryStartEvent,
+        CompactionEndEvent,
+        CompactionStartEvent,
+        EntryAppendedEvent,
+        QueueUpdateEvent,
+    )
+    from .runtime.session import AgentSession, SessionBusyError
+    from .sdk import SetupError, create_agent_session
     from .runtime.resources import (  # settings/resources
         ContextFile,
         ContextFiles,

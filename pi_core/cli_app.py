@@ -14,6 +14,8 @@ from .cli_args import BUILTIN_COMMANDS, DEFAULT_COMMAND, GlobalOptions
 if TYPE_CHECKING:
     from .extensions.manager import PluginHost
 
+Opt = typer.Option
+
 # Accepted by every command so that `pi plugins --approve` works; their values were read by preparse().
 _Approve = Annotated[bool, typer.Option("--approve", help="Trust this project for this run.", hidden=True)]
 _NoPlugins = Annotated[bool, typer.Option("--no-plugins", help="Do not load pip-installed plugins.", hidden=True)]
@@ -43,26 +45,46 @@ def _add_run(app: typer.Typer, host: PluginHost, options: GlobalOptions) -> None
     flags_help = "".join(f"\n\n  --{f.name}{' VALUE' if f.type is str else ''}  {f.help} (plugin flag)"
                          for f in host.flags)
     commands_help = ", ".join(BUILTIN_COMMANDS + tuple(host.cli_commands.names()))
-
     @app.command(name=DEFAULT_COMMAND, epilog=f"Sub-commands: {commands_help}.{flags_help}")
     def run(
-        messages: Annotated[Optional[list[str]], typer.Argument(help="The prompt (several words are joined).")] = None,
-        print_mode: Annotated[bool, typer.Option("--print", "-p", help="Print the final answer and exit.")] = False,
-        mode: Annotated[Optional[str], typer.Option("--mode", help="Output mode: text, json or rpc.")] = None,
-        provider: Annotated[Optional[str], typer.Option("--provider", help="Model provider.")] = None,
-        model: Annotated[Optional[str], typer.Option("--model", help="Model id (or provider/model).")] = None,
+        messages: Annotated[Optional[list[str]], typer.Argument(
+            help="Prompts (each one is sent in turn) and @file arguments.")] = None,
+        print_mode: Annotated[bool, Opt("--print", "-p", help="Print the final answer and exit.")] = False,
+        mode: Annotated[Optional[str], Opt("--mode", help="Output: text, json (every event) or rpc.")] = None,
+        provider: Annotated[Optional[str], Opt("--provider", help="Model provider.")] = None,
+        model: Annotated[Optional[str], Opt("--model", help="Model id or provider/model (fuzzy).")] = None,
+        api_key: Annotated[Optional[str], Opt("--api-key", help="API key for this run.")] = None,
+        thinking: Annotated[Optional[str], Opt("--thinking", help="off, minimal, low, medium, high, xhigh.")] = None,
+        tools: Annotated[Optional[str], Opt("--tools", "-t", help="Active tools, comma-separated.")] = None,
+        no_tools: Annotated[bool, Opt("--no-tools", help="No tools at all.")] = False,
+        toolset: Annotated[Optional[str], Opt("--toolset", help="A named tool set (default, readonly, all, ...).")] = None,
+        continue_session: Annotated[bool, Opt("--continue", "-c", help="Continue the most recent session.")] = False,
+        resume: Annotated[bool, Opt("--resume", "-r", help="Pick a session to resume (interactive).")] = False,
+        session: Annotated[Optional[str], Opt("--session", help="Session file path or id.")] = None,
+        session_dir: Annotated[Optional[str], Opt("--session-dir", help="Where sessions are stored.")] = None,
+        no_session: Annotated[bool, Opt("--no-session", help="Do not write a session file.")] = False,
+        name: Annotated[Optional[str], Opt("--name", "-n", help="Name this session.")] = None,
+        system_prompt: Annotated[Optional[str], Opt("--system-prompt", help="Replace the system prompt (text or file).")] = None,
+        append_system_prompt: Annotated[Optional[list[str]], Opt("--append-system-prompt",
+                                                                 help="Append to the system prompt (text or file).")] = None,
+        list_models: Annotated[Optional[str], Opt("--list-models", help="List models (with a search term, or '').")] = None,
+        export: Annotated[Optional[str], Opt("--export", help="Export a session file to HTML and exit.")] = None,
+        offline: Annotated[bool, Opt("--offline", help="Accepted for pi compatibility (pi makes no start-up requests).")] = False,
         approve: _Approve = False,
         no_plugins: _NoPlugins = False,
         no_extensions: _NoExtensions = False,
-        extension: Annotated[Optional[list[str]], typer.Option("--extension", "-e", help="Load an extension file.")] = None,
+        extension: Annotated[Optional[list[str]], Opt("--extension", "-e", help="Load an extension file.")] = None,
     ) -> None:
-        """Run pi on a task (the default command: `pi "task"`)."""
-        if not len(host.apis):
-            typer.echo("pi: no model provider is configured: no installed plugin provides a model API. "
-                       "Install a provider plugin or check `pi plugins doctor`.", err=True)
-            raise typer.Exit(1)
-        typer.echo("pi: the agent runtime is not available in this build yet.", err=True)
-        raise typer.Exit(1)
+        """Run pi on a task: `pi "task"` (interactive), `pi -p "task"` (print the answer)."""
+        from .cli_run import RunOptions, run_command
+
+        run_options = RunOptions(
+            messages=list(messages or []), print_mode=print_mode, mode=mode, provider=provider, model=model,
+            api_key=api_key, thinking=thinking, tools=tools, no_tools=no_tools, toolset=toolset,
+            continue_session=continue_session, resume=resume, session=session, session_dir=session_dir,
+            no_session=no_session, name=name, system_prompt=system_prompt,
+            append_system_prompt=list(append_system_prompt or []), list_models=list_models, export=export)
+        raise typer.Exit(run_command(run_options, host, options))
 
 
 def _add_plugins(app: typer.Typer, host: PluginHost) -> None:

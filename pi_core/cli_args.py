@@ -85,6 +85,16 @@ def take_plugin_flags(args: list[str], host: PluginHost) -> tuple[dict[str, Any]
     return values, rest
 
 
+def _optional_values(args: list[str]) -> list[str]:
+    """``--list-models`` takes a search term only when one follows (pi's rule): give it ``""`` otherwise."""
+    out = list(args)
+    for i, arg in enumerate(out):
+        if arg == "--list-models" and (i + 1 == len(out) or out[i + 1].startswith(("-", "@"))):
+            out.insert(i + 1, "")
+            break
+    return out
+
+
 def _usage_error(message: str) -> int:
     print(f"pi: {message}", file=sys.stderr)
     return 2
@@ -94,6 +104,7 @@ def route(args: list[str], commands: Sequence[str]) -> list[str]:
     """Insert the default command unless the first word names a sub-command."""
     if args and args[0] in commands:
         return args
+    args = _optional_values(args)
     if args in (["--help"], ["-h"]):
         return [DEFAULT_COMMAND, "--help"]
     return [DEFAULT_COMMAND, *args]

@@ -138,7 +138,9 @@ async def stream_assistant(messages: list[Any], config: LoopConfig, emit: Emit,
         kind = event.type
         if kind == "start":
             partial = event.partial
-            await emit(MessageStartEvent(partial))
+            # The partial is live and a provider may already be ahead of us; by the protocol no block
+            # has started at `start`, so that is what message_start shows.
+            await emit(MessageStartEvent(partial.model_copy(update={"content": []})))
         elif kind in ("done", "error"):
             final = event.message
         elif partial is not None:

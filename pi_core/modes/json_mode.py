@@ -17,9 +17,11 @@ if TYPE_CHECKING:
     from ..runtime.session import AgentSession
 
 
-async def run_json(session: AgentSession, prompt: str, *, out: TextIO = sys.stdout) -> int:
-    header = session.session.get_header().to_json()
-    out.write(json.dumps(header, ensure_ascii=False, separators=(",", ":")) + "\n")
+async def run_json(session: AgentSession, prompt: str, *, images: list[Any] | None = None, header: bool = True,
+                   out: TextIO = sys.stdout) -> int:
+    if header:
+        data = session.session.get_header().to_json()
+        out.write(json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n")
 
     def write(event: Any) -> None:
         out.write(dumps(event) + "\n")
@@ -27,7 +29,7 @@ async def run_json(session: AgentSession, prompt: str, *, out: TextIO = sys.stdo
 
     unsubscribe = session.subscribe(write)
     try:
-        await session.prompt(prompt, source="print")
+        await session.prompt(prompt, images, source="print")
     finally:
         unsubscribe()
     return exit_code_for(session)

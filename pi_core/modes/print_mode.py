@@ -7,7 +7,7 @@ aborted (pi's users asked for this to be reliable).
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ..ai.types import AssistantMessage
 
@@ -24,9 +24,10 @@ def exit_code_for(session: AgentSession) -> int:
     return 1 if answer is not None and answer.stop_reason in ("error", "aborted") else 0
 
 
-async def run_print(session: AgentSession, prompt: str, *, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+async def run_print(session: AgentSession, prompt: str, *, images: list[Any] | None = None,
+                    out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
     before = len(session.messages)
-    await session.prompt(prompt, source="print")
+    await session.prompt(prompt, images, source="print")
     answer = last_answer(session) if len(session.messages) > before else None
     if answer is None:
         return 0

@@ -57,7 +57,7 @@ class AgentSession:
     """A running conversation. Build one with :func:`pi_core.create_agent_session`."""
 
     def __init__(self, *, host: PluginHost, session: Any, model: Model, stream: Callable[..., Any],
-                 tools: list[str], system_prompt: Callable[[list[Tool]], SystemMessage], thinking_level: str = "off",
+                 tools: list[str], system_prompt: Callable[[list[Tool]], Any], thinking_level: str = "off",
                  mode: str = "sdk", ui: UI | None = None, retry: RetrySettings | None = None,
                  flags: dict[str, Any] | None = None, queue_modes: tuple[str, str] = ("one-at-a-time",) * 2) -> None:
         self.host = host
@@ -76,9 +76,10 @@ class AgentSession:
         self._idle = asyncio.Event()
         self._idle.set()
         self._entry_ids: dict[int, str] = {}
+        self._queue_state: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
         self.ctx = ExtensionContext(self.cwd, ui=ui, mode=mode, runtime=_Bridge(self), flags=flags)
         self.wiring = HookWiring(host, self.ctx, lambda: self._model)
-        self.system_message = system_prompt(self.tools())
+        self.system_message, self._system_text = _system(system_prompt, self.tools())
         restored = session.build_session_context()
         self.agent = Agent(self._loop_config(), messages=list(restored.messages))
         self.agent.steering_mode, self.agent.follow_up_mode = queue_modes  # type: ignore[assignment]
@@ -200,7 +201,7 @@ class AgentSession:
                                    "on_payload": self.wiring.on_payload, "session_id": self.session.session_id}
         return LoopConfig(
             model=self._model, stream=stamp_thinking_level(self._stream, lambda: self._thinking_level),
-            system_prompt=self.system_message.text(), tools=self.tools(), convert_to_llm=convert_to_llm,
+            system_prompt=self._system_text, tools=self.tools(), convert_to_llm=convert_to_llm,
             transform_context=self.wiring.transform_context, transform_request=self.wiring.transform_request,
             before_tool_call=self.wiring.before_tool_call, after_tool_call=self.wiring.after_tool_call,
             tool_context=self._tool_context, stream_options=options,
@@ -216,7 +217,7 @@ class AgentSession:
                 "PI_REASONING_LEVEL": self._thinking_level}
 
     async def _prompt_messages(self, text: str, images: list[ImageContent]) -> list[Any]:
-        start = BeforeAgentStartEvent(text, images, self.system_message.text())
+        start = BeforeAgentStartEvent(text, images, self._system_text)
         start = await self.host.dispatch.call("before_agent_start", start, self.ctx)
         self.agent.config.system_prompt = start.system_prompt
         prompts: list[Any] = []
@@ -308,14 +309,27 @@ class AgentSession:
 
     def _queue_changed(self) -> None:
         event = QueueUpdateEvent([_text_of(m) for m in self.agent.steering], [_text_of(m) for m in self.agent.follow_ups])
+        state = (tuple(event.steering), tuple(event.follow_up))
+        if state == self._queue_state:
+            return
+        self._queue_state = state
         for listener in list(self._listeners):
             result = listener(event)
             if inspect.isawaitable(result):
                 asyncio.ensure_future(result)
 
     def _refresh_system_message(self) -> None:
-        self.system_message = self._system_prompt_factory(self.tools())
-        self.agent.config.system_prompt = self.system_message.text()
+        self.system_message, self._system_text = _system(self._system_prompt_factory, self.tools())
+        self.agent.config.system_prompt = self._system_text
+
+
+def _system(factory: Callable[[list[Tool]], Any], tools: list[Tool]) -> tuple[SystemMessage, str]:
+    """The system message to store and the prompt text to send (a factory may return either a
+    ``SystemMessage`` or a built prompt with ``text`` and ``to_system_message(tools)``)."""
+    built = factory(tools)
+    if isinstance(built, SystemMessage):
+        return built, built.text()
+    return built.to_system_message(tools), built.text
 
 
 def _announce(callback: Callable[[Disposition], object] | None, disposition: Disposition) -> Disposition:

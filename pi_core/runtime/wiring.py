@@ -47,10 +47,10 @@ class HookWiring:
         event = await self.host.dispatch.call("context_with_system", event, self.ctx)
         return Context(system_prompt=event.system_prompt, messages=event.messages, tools=event.tools)
 
-    async def on_payload(self, payload: dict[str, Any], model: Model) -> dict[str, Any]:
+    async def on_payload(self, payload: dict[str, Any], model: Model | None = None) -> dict[str, Any]:
         if not self.host.dispatch.has("before_provider_request"):
             return payload
-        event = await self.host.dispatch.call("before_provider_request", ProviderRequestEvent(payload, model), self.ctx)
+        event = await self.host.dispatch.call("before_provider_request", ProviderRequestEvent(payload, model or self._model()), self.ctx)
         return event.payload
 
     async def before_tool_call(self, event: BeforeToolCallEvent) -> BeforeToolCallEvent:

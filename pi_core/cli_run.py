@@ -1,0 +1,259 @@
+"""What ``pi [options] [@files] [messages]`` does once typer has parsed the options."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .cli_args import GlobalOptions
+    from .extensions.manager import PluginHost
+
+THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
+
+
+class UsageError(Exception):
+    """Bad command-line input: exit code 2."""
+
+
+class RunError(Exception):
+    """The run cannot start or failed (unknown model, missing file...): exit code 1."""
+
+
+@dataclass
+class RunOptions:
+    messages: list[str] = field(default_factory=list)
+    print_mode: bool = False
+    mode: str | None = None
+    provider: str | None = None
+    model: str | None = None
+    api_key: str | None = None
+    thinking: str | None = None
+    tools: str | None = None
+    no_tools: bool = False
+    toolset: str | None = None
+    continue_session: bool = False
+    resume: bool = False
+    session: str | None = None
+    session_dir: str | None = None
+    no_session: bool = False
+    name: str | None = None
+    system_prompt: str | None = None
+    append_system_prompt: list[str] = field(default_factory=list)
+    list_models: str | None = None
+    export: str | None = None
+
+
+def run_command(options: RunOptions, host: PluginHost, globals_: GlobalOptions) -> int:
+    try:
+        if options.list_models is not None:
+            return list_models(host, options.list_models)
+        if options.export is not None:
+            return export_session(options)
+        return asyncio.run(_run(options, host, globals_))
+    except UsageError as exc:
+        print(f"pi: {exc}", file=sys.stderr)
+        return 2
+    except RunError as exc:
+        print(f"pi: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+async def _run(options: RunOptions, host: PluginHost, globals_: GlobalOptions) -> int:
+    from .sdk import SetupError, create_agent_session
+
+    mode = _mode(options)
+    prompts, images = _prompts(options, mode)
+    if options.thinking is not None and options.thinking not in THINKING_LEVELS:
+        raise UsageError(f"--thinking must be one of {', '.join(THINKING_LEVELS)}, not {options.thinking!r}")
+    try:
+        session = await create_agent_session(
+            host.cwd, host=host, model=options.model, provider=options.provider, thinking_level=options.thinking,
+            tools=_tool_names(options), toolset=options.toolset, session=_session_choice(options),
+            session_dir=options.session_dir, system_prompt=_text_or_file(options.system_prompt),
+            append_system_prompt="\n\n".join(filter(None, map(_text_or_file, options.append_system_prompt))) or None,
+            mode="tui" if mode == "interactive" else mode, flags=globals_.plugin_flags, api_key=options.api_key,
+            ui=_interactive_ui() if mode == "interactive" else None,
+        )
+    except SetupError as exc:
+        raise RunError(str(exc)) from exc
+    if options.name:
+        session.session.append_session_info(options.name)
+    try:
+        return await _dispatch(session, mode, prompts, images)
+    finally:
+        await session.close()
+
+
+async def _dispatch(session: Any, mode: str, prompts: list[str], images: list[Any]) -> int:
+    if mode == "rpc":
+        from .modes.rpc import run_rpc
+
+        return await run_rpc(session)
+    if mode == "interactive":
+        from .modes.interactive import run_interactive
+
+        return await run_interactive(session, initial_prompts=prompts, images=images)
+    if not prompts:
+        raise UsageError("nothing to do: give a prompt (pi -p \"task\") or pipe one on stdin")
+    code = 0
+    for index, prompt in enumerate(prompts):
+        if mode == "json":
+            from .modes.json_mode import run_json
+
+            code = await run_json(session, prompt, images=images if index == 0 else None, header=index == 0)
+        else:
+            from .modes.print_mode import run_print
+
+            code = await run_print(session, prompt, images=images if index == 0 else None)
+        if code:
+            break
+    return code
+
+
+def _mode(options: RunOptions) -> str:
+    if options.mode not in (None, "text", "json", "rpc"):
+        raise UsageError(f"--mode must be text, json or rpc, not {options.mode!r}")
+    if options.mode in ("json", "rpc"):
+        return options.mode
+    if options.print_mode or options.mode == "text" or not sys.stdin.isatty() or not sys.stdout.isatty():
+        return "print"
+    return "interactive"
+
+
+def _prompts(options: RunOptions, mode: str) -> tuple[list[str], list[Any]]:
+    files = [m[1:] for m in options.messages if m.startswith("@") and len(m) > 1]
+    messages = [m for m in options.messages if not (m.startswith("@") and len(m) > 1)]
+    if mode == "rpc":
+        if files:
+            raise RunError("@file arguments cannot be used in RPC mode")
+        return [], []
+    if mode != "interactive" and not sys.stdin.isatty():
+        piped = sys.stdin.read().strip()
+        if piped:
+            messages = [f"{messages[0]}\n\n{piped}" if messages else piped, *messages[1:]]
+    prefix, images = _file_arguments(files)
+    if prefix:
+        messages = [prefix + (messages[0] if messages else ""), *messages[1:]]
+    return messages, images
+
+
+def _file_arguments(files: list[str]) -> tuple[str, list[Any]]:
+    """``@path`` arguments: text files inlined in ``<file>`` tags, images attached to the first prompt."""
+    from .ai.types import ImageContent
+    from .toolkit.images import detect_image_mime
+
+    text, images = "", []
+    for name in files:
+        path = Path(name).expanduser().resolve()
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError as exc:
+            raise RunError(f"file not found: {path}") from exc
+        except OSError as exc:
+            raise RunError(f"cannot read {path}: {exc.strerror}") from exc
+        if not data:
+            continue
+        mime = detect_image_mime(data)
+        if mime:
+            images.append(ImageContent(data=base64.b64encode(data).decode(), mime_type=mime))
+            text += f'<file name="{path}"></file>\n'
+        else:
+            text += f'<file name="{path}">\n{data.decode("utf-8", "replace")}\n</file>\n'
+    return text, images
+
+
+def _tool_names(options: RunOptions) -> list[str] | None:
+    if options.no_tools:
+        return []
+    if options.tools is None:
+        return None
+    return [t.strip() for t in options.tools.split(",") if t.strip()]
+
+
+def _session_choice(options: RunOptions) -> Any:
+    if options.no_session:
+        return "memory"
+    if options.session:
+        return options.session
+    if options.continue_session:
+        return "continue"
+    if options.resume:
+        return "resume"
+    return "new"
+
+
+def _text_or_file(value: str | None) -> str | None:
+    if value is None:
+        return None
+    path = Path(value).expanduser()
+    try:
+        if len(value) < 4096 and path.is_file():
+            return path.read_text()
+    except OSError:
+        pass
+    return value
+
+
+def _interactive_ui() -> Any:
+    try:
+        from .modes.interactive import TerminalUI
+    except ImportError:
+        return None
+    return TerminalUI()
+
+
+def list_models(host: PluginHost, search: str) -> int:
+    from .ai import ModelRegistry
+
+    registry = ModelRegistry(apis=list(host.apis), providers=list(host.providers), agent_dir=host.agent_dir)
+    rows = [m for m in registry.available_models() if _matches(search, f"{m.provider} {m.id}")]
+    rows.sort(key=lambda m: (m.provider, m.id))
+    table = [("provider", "model", "context", "max-out", "thinking", "images")]
+    table += [(m.provider, m.id, _tokens(m.context_window), _tokens(m.max_tokens), "yes" if m.reasoning else "no",
+               "yes" if "image" in m.input else "no") for m in rows]
+    widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
+    for row in table:
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
+    if not rows:
+        print("no models with usable credentials" + (f" match {search!r}" if search else ""), file=sys.stderr)
+    return 0
+
+
+def _matches(search: str, text: str) -> bool:
+    """Fuzzy: every character of ``search`` appears in order (case-insensitive)."""
+    position = 0
+    text = text.lower()
+    for char in search.lower():
+        position = text.find(char, position) + 1
+        if position == 0:
+            return False
+    return True
+
+
+def _tokens(count: int) -> str:
+    if count >= 1_000_000:
+        return f"{count / 1_000_000:g}M"
+    return f"{count // 1000}K" if count >= 1000 else str(count)
+
+
+def export_session(options: RunOptions) -> int:
+    from .export_html import export_session_html
+
+    source = Path(options.export or "").expanduser()
+    target = Path(options.messages[0]) if options.messages else Path(f"pi-session-{source.stem}.html")
+    try:
+        written = export_session_html(source, target)
+    except (OSError, ValueError) as exc:
+        raise RunError(f"cannot export {source}: {exc}") from exc
+    print(f"Exported to: {written}")
+    return 0
+
+
+__all__ = ["RunError", "RunOptions", "UsageError", "run_command"]
