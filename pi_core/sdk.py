@@ -89,7 +89,8 @@ async def create_agent_session(
     manager = _session_manager(root, session, session_dir or config.session_dir_path)
     active = _active_tools(host, config, tools, toolset)
     level = thinking_level or _restored_level(manager) or config.default_thinking_level or "off"
-    prompt = _prompt_factory(root, agent, host, config, system_prompt, append_system_prompt)
+    skills, templates = _skills_and_templates(root, agent, config)
+    prompt = _prompt_factory(root, agent, config, skills, system_prompt, append_system_prompt)
     retry = RetrySettings(config.retry.enabled, config.retry.max_retries, config.retry.base_delay_ms,
                           config.retry.max_delay_ms)
     agent_session = AgentSession(
@@ -97,6 +98,7 @@ async def create_agent_session(
         system_prompt=prompt, thinking_level=level, mode=mode, ui=ui, retry=retry, flags=flags,
         queue_modes=(config.steering_mode, config.follow_up_mode),
     )
+    agent_session.skills, agent_session.templates = skills, templates
     agent_session.settings = config  # type: ignore[attr-defined]
     agent_session.models = models  # type: ignore[attr-defined]
     if not manager.get_entries():
@@ -192,18 +194,26 @@ def _active_tools(host: PluginHost, config: Settings, tools: Sequence[str] | Non
     return [n for n in names if n in host.tools]
 
 
-def _prompt_factory(cwd: Path, agent: Path, host: PluginHost, config: Settings, custom: str | None,
+def _skills_and_templates(cwd: Path, agent: Path, config: Settings) -> tuple[list[Any], list[Any]]:
+    from .runtime import resources
+
+    skills = resources.load_skills(cwd, agent, trusted=config.trusted, extra_paths=config.skill_paths()).skills
+    templates = resources.load_prompt_templates(cwd, agent, trusted=config.trusted,
+                                                extra_paths=config.prompt_paths()).templates
+    return list(skills), list(templates)
+
+
+def _prompt_factory(cwd: Path, agent: Path, config: Settings, skills: list[Any], custom: str | None,
                     append: str | None) -> Callable[[list[Any]], Any]:
     from .runtime import resources, system_prompt
 
     trusted = config.trusted
     context_files = resources.load_context_files(cwd, agent).files
-    skills_result = resources.load_skills(cwd, agent, trusted=trusted, extra_paths=config.skill_paths())
 
     def build(tools: list[Any]) -> Any:
         options = system_prompt.SystemPromptOptions(
             cwd=cwd, agent_dir=agent, tools=tools, custom_prompt=custom, append_prompt=append,
-            context_files=context_files, skills=skills_result.skills, trusted=trusted)
+            context_files=context_files, skills=skills, trusted=trusted)
         return system_prompt.build_system_prompt(options)
 
     return build

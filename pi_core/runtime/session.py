@@ -30,6 +30,8 @@ from ..events import (
     SessionStartEvent,
 )
 from ..extensions.context import UI, ExtensionContext
+from .info import SessionInfoMixin
+from .lifecycle import SessionLifecycle
 from .events import AgentSettledEvent, AutoRetryEndEvent, AutoRetryStartEvent, EntryAppendedEvent, QueueUpdateEvent
 from .wiring import HookWiring, stamp_thinking_level
 
@@ -53,8 +55,11 @@ class RetrySettings:
     max_delay_ms: int = 60000
 
 
-class AgentSession:
+class AgentSession(SessionLifecycle, SessionInfoMixin):
     """A running conversation. Build one with :func:`pi_core.create_agent_session`."""
+
+    skills: list[Any]
+    templates: list[Any]
 
     def __init__(self, *, host: PluginHost, session: Any, model: Model, stream: Callable[..., Any],
                  tools: list[str], system_prompt: Callable[[list[Tool]], Any], thinking_level: str = "off",
@@ -77,6 +82,8 @@ class AgentSession:
         self._idle.set()
         self._entry_ids: dict[int, str] = {}
         self._queue_state: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+        self._pending_bash: list[Any] = []
+        self.skills, self.templates = [], []
         self.ctx = ExtensionContext(self.cwd, ui=ui, mode=mode, runtime=_Bridge(self), flags=flags)
         self.wiring = HookWiring(host, self.ctx, lambda: self._model)
         self.system_message, self._system_text = _system(system_prompt, self.tools())
@@ -136,7 +143,7 @@ class AgentSession:
         event = await self.host.dispatch.call("input", InputEvent(text, images, source=source), self.ctx)  # type: ignore[arg-type]
         if event.handled:
             return _announce(on_disposition, "handled")
-        prompts = await self._prompt_messages(event.text, event.images)
+        prompts = await self._prompt_messages(self._expand(event.text), event.images)
         _announce(on_disposition, "started")
         await self._run(lambda: self.agent.prompt(prompts))
         return "started"
@@ -227,6 +234,14 @@ class AgentSession:
         prompts.extend(start.messages)
         return prompts
 
+    def _expand(self, text: str) -> str:
+        """``/skill:name args`` and ``/template args`` become their text (plain input stays as it is)."""
+        if not text.startswith("/"):
+            return text
+        from .resources import expand_prompt_template, expand_skill_command
+
+        return expand_skill_command(text, self.skills) or expand_prompt_template(text, self.templates) or text
+
     async def _run_command(self, text: str) -> bool:
         if not text.startswith("/"):
             return False
@@ -248,6 +263,7 @@ class AgentSession:
                 await self.agent.continue_()
         finally:
             self._idle.set()
+            self._flush_pending_bash()
             await self._emit(AgentSettledEvent(aborted=self.agent.last_run_aborted))
 
     # -- retry (pi 1.6: the failed answer stays in the file, hidden from the model by a context_edit)
