@@ -138,13 +138,16 @@ def _rss_peak() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
+_LOADS = "with open(P, 'rb') as f:\n    data = [json.loads(line) for line in f if line.strip()]\n"
+_OPEN = "m = SessionManager.open(P, read_only=True)\nctx = m.build_session_context()\n"
 CHILD = {
-    "json_loads": "import json\nwith open(P, 'rb') as f:\n    data = [json.loads(line) for line in f if line.strip()]\n",
-    "json_loads_nogc": "import json, gc\ngc.disable()\nwith open(P, 'rb') as f:\n    data = [json.loads(line) for line in f if line.strip()]\ngc.enable()\n",
-    "open_and_build": "m = SessionManager.open(P, read_only=True)\nctx = m.build_session_context()\nn = len(ctx.raw_messages)\n",
-    "open_for_writing_and_build": "m = SessionManager.open(P)\nctx = m.build_session_context()\nm.close()\n",
-    "materialise_messages": "m = SessionManager.open(P, read_only=True)\nctx = m.build_session_context()\nT0 = time.perf_counter()\ntyped = list(ctx.messages)\n",
-    "convert_to_llm": "m = SessionManager.open(P, read_only=True)\nctx = m.build_session_context()\nT0 = time.perf_counter()\nllm = ctx.to_llm()\n",
+    "json_loads": _LOADS,
+    "json_loads_nogc": "import gc\ngc.disable()\n" + _LOADS + "gc.enable()\n",
+    "open_and_build": _OPEN,
+    "open_for_writing_and_build": "m = SessionManager.open(P)\nctx = m.build_session_context()\n"
+                                  "m.close()\n",
+    "materialise_messages": _OPEN + "T0 = time.perf_counter()\ntyped = list(ctx.messages)\n",
+    "convert_to_llm": _OPEN + "T0 = time.perf_counter()\nllm = ctx.to_llm()\n",
 }
 
 

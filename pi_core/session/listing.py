@@ -11,6 +11,7 @@ header is not in that compact form (written by some other tool) is read in full 
 from __future__ import annotations
 
 import mmap
+from collections import deque
 import os
 import re
 from collections.abc import Iterable
@@ -130,9 +131,7 @@ def _last_activity(buf: Any) -> int | None:
     window = 16 * 1024
     while True:
         start = max(0, size - window)
-        last = None
-        for last in _ACTIVITY.finditer(buf, start):
-            pass
+        last = next(iter(deque(_ACTIVITY.finditer(buf, start), maxlen=1)), None)
         if last is not None:  # nearly always the last message of the file; else search further back
             for match in reversed(list(_ACTIVITY.finditer(buf, start, last.end()))):
                 record = _parse(_line_at(buf, match.start() + 1))

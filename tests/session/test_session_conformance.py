@@ -139,7 +139,7 @@ def test_projection_matches_every_request_pi_sent(scenario: Path, copy: Path) ->
         answers = [e for e in manager.raw_entries()
                    if e["type"] == "message" and e["message"]["role"] == "assistant"]
         assert len(answers) == len(requests)  # every assistant message answered one request
-        for answer, sent in zip(answers, requests):
+        for answer, sent in zip(answers, requests, strict=True):
             context = manager.build_session_context(leaf_id=answer["parentId"])
             ours = wire_messages(convert_to_llm(context.messages))
             assert comparable(ours) == comparable(sent)
@@ -191,7 +191,7 @@ def test_rebuilding_through_the_api_writes_pi_lines(scenario: Path, tmp_path: Pa
         ids[append_like(manager, record, ids)] = record["id"]
     written = manager.session_file.read_text().splitlines()
     manager.close()
-    for ours, theirs, record in zip(written[1:], expected[1:], source[1:]):
+    for ours, theirs, record in zip(written[1:], expected[1:], source[1:], strict=True):
         assert normalise(ours, ids, record) == theirs
     assert len(written) == len(expected)
 

@@ -91,7 +91,7 @@ def test_typed_views_round_trip_to_the_same_json(tmp_path: Path) -> None:
     manager.append_compaction("s", first, 7)
     types = [type(e) for e in manager.get_entries()]
     assert types[1:] == [CustomEntry, CustomMessageEntry, ContextEditEntry, CompactionEntry]
-    for entry, raw in zip(manager.get_entries(), manager.raw_entries()):
+    for entry, raw in zip(manager.get_entries(), manager.raw_entries(), strict=True):
         assert entry.to_json() == raw and list(entry.to_json()) == list(raw)
     edit = manager.get_entries()[3]
     assert edit.to_json()["replacement"] is None and edit.to_json()["targetId"] == first
