@@ -69,6 +69,7 @@ _EXPORTS: dict[str, str] = {
     "SSEDecoder": "pi_core.ai.sse",
     "SSEEvent": "pi_core.ai.sse",
     "iter_sse": "pi_core.ai.sse",
+    "aclose_shared_client": "pi_core.ai.http",
     "is_loopback_url": "pi_core.ai.http",
     "merge_headers": "pi_core.ai.http",
     "post_stream": "pi_core.ai.http",
@@ -208,7 +209,7 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
         last_user_text,
     )
     from .handoff import IdNormalizer, is_same_model, sanitize_id, short_hash, transform_messages
-    from .http import is_loopback_url, merge_headers, post_stream, shared_client, user_agent
+    from .http import aclose_shared_client, is_loopback_url, merge_headers, post_stream, shared_client, user_agent
     from .options import DEFAULT_THINKING_BUDGETS, StreamFn, StreamOptions
     from .overflow import OVERFLOW_PATTERNS, OverflowPattern, is_context_overflow, is_overflow_text, overflow_pattern
     from .partial_json import (

@@ -49,7 +49,8 @@ class EventStream:
 
     Iterate it once (``async for event in stream``); ``await stream.result()`` returns the final
     assistant message (never raises for provider failures). ``aclose()`` stops the producer; the stream
-    then ends as ``aborted``.
+    then ends as ``aborted``. A consumer that may stop iterating early should use ``async with`` (or call
+    ``aclose()``), so the request does not stay open.
     """
 
     def __init__(self, high_water: int = 4096) -> None:
@@ -134,6 +135,14 @@ class EventStream:
         self.cancel()
         if self._task is not None:
             await asyncio.gather(self._task, return_exceptions=True)
+
+    async def __aenter__(self) -> EventStream:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        """Leaving ``async with stream(...) as s:`` early stops the request (nothing keeps running)."""
+        if not self._done:
+            await self.aclose()
 
     # -- consumer side -----------------------------------------------------------------------
     def __aiter__(self) -> EventStream:

@@ -63,6 +63,13 @@ def is_loopback_url(url: str) -> bool:
     return host in ("localhost", "::1", "0.0.0.0") or host.startswith("127.")
 
 
+async def aclose_shared_client() -> None:
+    """Close the running loop's pooled client (hosts call this at shutdown)."""
+    client = _clients.pop(asyncio.get_running_loop(), None)
+    if client is not None:
+        await client.aclose()
+
+
 def merge_headers(*layers: Mapping[str, str] | None) -> dict[str, str]:
     """Merge header dicts, later layers winning, case-insensitively; a ``None`` value removes a header."""
     merged: dict[str, tuple[str, str]] = {}
@@ -111,4 +118,4 @@ async def post_stream(url: str, payload: Any, headers: Mapping[str, str], *, sty
         await response.aclose()
 
 
-__all__ = ["is_loopback_url", "merge_headers", "post_stream", "shared_client", "user_agent"]
+__all__ = ["aclose_shared_client", "is_loopback_url", "merge_headers", "post_stream", "shared_client", "user_agent"]

@@ -146,6 +146,21 @@ def test_aclose_stops_the_producer() -> None:
     assert message.stop_reason == "aborted"
 
 
+def test_leaving_async_with_early_stops_the_request() -> None:
+    faux = FauxProvider(delta_delay=0.01)
+    faux.enqueue("x" * 4000)
+
+    async def scenario() -> tuple[AssistantMessage, bool]:
+        async with stream(faux.model, CTX) as s:
+            async for event in s:
+                if event.type == "text_delta":
+                    break
+        return await s.result(), s.task.done()
+
+    message, finished = run(scenario())
+    assert message.stop_reason == "aborted" and finished
+
+
 def test_unknown_api_is_an_error_event() -> None:
     model = FauxProvider().model.model_copy(update={"api": "no-such-api"})
     message = run(complete(model, CTX))
