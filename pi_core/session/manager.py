@@ -620,6 +620,8 @@ class SessionManager:
         old file. Returns the new file's path (None in memory); the file is written now if the path
         holds a conversation, else on the first user or assistant message.
         """
+        if self._persist:
+            self._check_writable()  # a read-only view writes no file, not even a new one
         path = self.get_raw_branch(leaf_id)
         if not path:
             raise EntryNotFoundError(leaf_id)

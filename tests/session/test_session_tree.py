@@ -14,6 +14,7 @@ from pi_core import (
     LabelEntry,
     MessageEntry,
     SessionManager,
+    SessionReadOnlyError,
     SessionTreeNode,
 )
 from pi_core.ai.types import AssistantMessage, TextContent, UserMessage
@@ -246,3 +247,14 @@ def test_fork_from_copies_every_branch_into_another_project(tmp_path: Path) -> N
     forked.append_message(user("more"))
     forked.close()
     assert len(lines(forked.session_file)) == 5
+
+
+def test_a_read_only_view_cannot_fork(tmp_path: Path) -> None:
+    manager = SessionManager.create(CWD, tmp_path)
+    q = manager.append_message(user("q"))
+    path = manager.session_file
+    manager.close()
+    view = SessionManager.open(path, read_only=True)
+    with pytest.raises(SessionReadOnlyError):
+        view.create_branched_session(q)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]
