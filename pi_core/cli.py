@@ -37,7 +37,8 @@ def run(args: list[str]) -> int:
     try:
         host = build_plugin_host(Path.cwd(), extension_paths=options.extensions, approve=options.approve,
                                  autoload=False if options.no_plugins else None,
-                                 discover_extensions=not options.no_extensions)
+                                 discover_extensions=not options.no_extensions,
+                                 trust_prompt=ask_trust if _interactive(rest) else None)
     except StrictPluginError as exc:
         print(f"pi: {exc}", file=sys.stderr)
         return 1
@@ -52,6 +53,31 @@ def run(args: list[str]) -> int:
     except SystemExit as exc:
         return _exit_code(exc.code)
     return 0
+
+
+def _interactive(args: list[str]) -> bool:
+    """Will this invocation start the terminal interface (the only place pi asks questions)?"""
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return False
+    from .cli_args import BUILTIN_COMMANDS
+
+    if args and args[0] in BUILTIN_COMMANDS:
+        return False
+    return not any(a in ("-p", "--print", "--mode", "--help", "-h", "--list-models", "--export") or
+                   a.startswith("--mode=") for a in args)
+
+
+def ask_trust(cwd: object) -> tuple[bool, bool] | None:
+    """Ask once whether this project's .pi/ code may run; the answer can be remembered (trust.json)."""
+    sys.stderr.write(f"pi: {cwd} has project extensions (.pi/extensions). They run code from this repository.\n"
+                     "    Trust it?  y = yes, remember   o = only this time   n = no, remember   Enter = not now: ")
+    sys.stderr.flush()
+    try:
+        answer = input().strip().lower()
+    except (EOFError, KeyboardInterrupt):
+        return None
+    return {"y": (True, True), "yes": (True, True), "o": (True, False), "n": (False, True), "no": (False, True),
+            "": (False, False)}.get(answer, (False, False))
 
 
 def _exit_code(code: object) -> int:

@@ -321,3 +321,18 @@ def test_a_hookimpl_imported_from_another_plugin_is_not_registered_twice(project
     host = build_plugin_host(project, agent_dir=agent_dir, approve=True)
     assert host.conflicts() == [] and host.tools.plugin_of("base_tool") == "project:aa_base"
     assert host.records["project:bb_user"].hooks == []
+
+
+@pytest.mark.parametrize(("answer", "loaded", "remembered"), [
+    ("y", True, True), ("o", True, None), ("n", False, False), ("", False, None)])
+def test_interactive_trust_question(project: Path, agent_dir: Path, monkeypatch: pytest.MonkeyPatch,
+                                    capsys: pytest.CaptureFixture[str], answer: str, loaded: bool,
+                                    remembered: bool | None) -> None:
+    from pi_core.cli import ask_trust
+
+    write(project / ".pi" / "extensions" / "hello.py", TOOL_PLUGIN.format(name="hello"))
+    monkeypatch.setattr("builtins.input", lambda: answer)
+    host = build_plugin_host(project, agent_dir=agent_dir, trust_prompt=ask_trust)
+    assert ("hello" in host.tools) is loaded
+    assert "Trust it?" in capsys.readouterr().err
+    assert TrustStore(agent_dir).get(project) is remembered
