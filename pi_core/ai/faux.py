@@ -149,8 +149,12 @@ class FauxProvider:
     def __init__(self, provider: str = "faux-script", model_id: str = "faux-1", *,
                  models: list[Model] | None = None, api: str | None = None, seed: int | None = None,
                  delta_delay: float = 0.0, responder: Callable[..., Any] | None = None,
-                 context_window: int = 128_000, max_tokens: int = 16_384, reasoning: bool = True) -> None:
+                 context_window: int = 128_000, max_tokens: int = 16_384, reasoning: bool = True,
+                 replaces: bool | None = None) -> None:
         self.api = api or f"faux:{next(_instances)}"
+        #: Take over an existing provider of the same name when registered as a plugin (default: only
+        #: the built-in ``faux``, which a scripted provider of that name is obviously meant to replace).
+        self.replaces = provider == "faux" and api != "faux" if replaces is None else replaces
         self.provider = provider
         self.models = [m.model_copy(update={"api": self.api, "provider": provider}) for m in models] if models else [
             Model(id=model_id, name=f"Faux {model_id}", api=self.api, provider=provider, reasoning=reasoning,
@@ -196,7 +200,10 @@ class FauxProvider:
     @_hookimpl
     def register_providers(self, register: Callable[..., None]) -> None:
         register(self.api_provider)
-        register(self.provider_config)
+        if self.replaces:
+            register(self.provider_config, replaces=self.provider)
+        else:
+            register(self.provider_config)
 
     def registry(self, **kwargs: Any) -> ModelRegistry:
         """A registry holding just this provider (``load_files=False`` unless given)."""

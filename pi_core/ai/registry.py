@@ -310,6 +310,10 @@ class ModelRegistry:
         return resolve_config_value(self._custom_keys[provider], self._env) if provider in self._custom_keys else None
 
     def has_auth(self, provider: str) -> bool:
+        """Whether requests to ``provider`` can be authenticated (a key is found, or none is needed)."""
+        config = self.get_provider(provider)
+        if config is not None and not config.requires_api_key:
+            return True
         return self.get_api_key(provider) is not None
 
     # -- resolution -----------------------------------------------------------------------------
@@ -338,9 +342,7 @@ class ModelRegistry:
         out = []
         for model in self.get_models():
             if model.provider not in usable:
-                config = self.get_provider(model.provider)
-                needs = config.requires_api_key if config is not None else True
-                usable[model.provider] = not needs or self.has_auth(model.provider)
+                usable[model.provider] = self.has_auth(model.provider)
             if usable[model.provider] or is_loopback_url(model.base_url):
                 out.append(model)
         return out

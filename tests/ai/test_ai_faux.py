@@ -181,6 +181,17 @@ def test_faux_provider_is_a_plugin_object() -> None:
     assert run(complete(faux.model, CTX, registry=registry)).text() == "via registry"
 
 
+def test_a_scripted_faux_provider_replaces_the_builtin_one_in_a_plugin_host(agent_dir) -> None:
+    from pi_core import build_plugin_host
+
+    scripted = FauxProvider("faux", "faux-1")
+    host = build_plugin_host(agent_dir, agent_dir=agent_dir, plugins=[scripted], autoload=False,
+                             discover_extensions=False)
+    providers = {p.name: p for p in host.providers}
+    assert [m.id for m in providers["faux"].load_models()] == ["faux-1"]
+    assert any(r.name == "faux" for r in host.replacements())
+
+
 # --- the built-in echo model -----------------------------------------------------------------
 
 
