@@ -85,7 +85,7 @@ def resolve_model(registry: ModelRegistry, provider: str | None, model: str | No
         if found is None:
             names = registry.get_providers()
             close = [p for p in names if provider.lower() in p.lower()] or \
-                difflib.get_close_matches(provider, names, n=5, cutoff=0.4)
+                difflib.get_close_matches(provider, names, n=5, cutoff=0.6)
             hint = f" Did you mean: {', '.join(close)}?" if close else ""
             raise ModelNotFoundError(f'Unknown provider "{provider}".{hint} '
                                      f"Known providers: {', '.join(registry.get_providers())}")
