@@ -147,7 +147,8 @@ def register_providers(register: Callable[..., None]) -> None:
     Call ``register(item, replaces=None)`` with a :class:`pi_core.ai.ApiProvider` (an API
     implementation such as ``anthropic-messages``) or a :class:`pi_core.ai.ProviderConfig` (a provider:
     base URL, API key variable, models). Return nothing. API names and provider names are each unique;
-    conflicts are handled as for tools. Providers from ``models.json`` are applied after plugins.
+    conflicts are handled as for tools. Models merge as in pi: built-in catalog, then ``models.json``,
+    then providers from other plugins.
 
     :param register: the registration callback.
 
