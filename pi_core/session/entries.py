@@ -10,6 +10,8 @@ write: ``type, id, parentId, timestamp, <payload>`` for most entries, but ``cust
 
 from __future__ import annotations
 
+import functools
+
 from typing import Annotated, Any, ClassVar, Literal, Union
 
 from pydantic import Discriminator, Tag, TypeAdapter, ValidationError
@@ -216,13 +218,16 @@ SessionEntry = Annotated[
 ]
 """Any session entry (not the header), discriminated on ``type``."""
 
-_session_entry = TypeAdapter(SessionEntry)
+@functools.cache
+def _session_entry() -> TypeAdapter[Any]:
+    """Built on first use: building the validator costs tens of milliseconds at start-up."""
+    return TypeAdapter(SessionEntry)
 
 
 def entry_from_json(raw: dict[str, Any]) -> Any:
     """The typed view of one record; a record that does not validate is an :class:`UnknownEntry`."""
     try:
-        return _session_entry.validate_python(raw)
+        return _session_entry().validate_python(raw)
     except ValidationError:
         return UnknownEntry.model_validate(raw)
 

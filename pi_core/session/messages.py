@@ -9,6 +9,8 @@ wrapped in ``<summary>`` tags after a one-sentence preamble.
 
 from __future__ import annotations
 
+import functools
+
 from collections.abc import Iterable
 from typing import Annotated, Any, Literal, Union
 
@@ -115,14 +117,17 @@ AgentMessage = Annotated[
 ]
 """Any message a session context can hold (pi's ``AgentMessage``), discriminated on ``role``."""
 
-_agent_message = TypeAdapter(AgentMessage)
+@functools.cache
+def _agent_message() -> TypeAdapter[Any]:
+    """Built on first use: building the validator costs tens of milliseconds at start-up."""
+    return TypeAdapter(AgentMessage)
 
 
 def agent_message(value: Any) -> Any:
     """Validate a message dict (pi's JSON) into its model; models pass through unchanged."""
     if isinstance(value, PiModel):
         return value
-    return _agent_message.validate_python(value)
+    return _agent_message().validate_python(value)
 
 
 def bash_execution_to_text(message: BashExecutionMessage) -> str:
