@@ -236,15 +236,11 @@ def _fresh_plugin_rows() -> list[dict]:
 
 
 def _missing_required(host: PluginHost, installed: set[str]) -> list[str]:
-    """Plugins a project lists under ``plugins.required`` in .pi/settings.json that are not installed."""
-    path = host.cwd / ".pi" / "settings.json"
-    try:
-        required = json.loads(path.read_text()).get("plugins", {}).get("required", [])
-    except (OSError, ValueError, AttributeError):
-        return []
-    from .plugin_install import normalise
+    """Plugins that the settings list under ``plugins.required`` and that are not installed."""
+    from .runtime.settings import Settings
 
-    return [name for name in required if isinstance(name, str) and normalise(name) not in installed]
+    # Reading the list runs nothing from the project, so an untrusted project's list is read too.
+    return Settings.load(host.cwd, host.agent_dir, trusted=True).missing_required_plugins(installed)
 
 
 __all__ = ["build_app"]

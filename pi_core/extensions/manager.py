@@ -26,6 +26,7 @@ from .discovery import PluginSpec, extension_files, scan_entry_points
 from .dispatch import Dispatcher, HookError, StrictPluginError
 from .loader import import_extension
 from .registry import Conflict, Registry, Replacement
+from ..paths import agent_dir as default_agent_dir
 from .trust import TrustStore, TrustStoreError
 
 REGISTRATION_HOOKS = ("register_tools", "register_commands", "register_providers", "register_toolsets",
@@ -276,11 +277,6 @@ def _env_set(name: str) -> frozenset[str]:
     return frozenset(p.strip() for p in os.environ.get(name, "").split(",") if p.strip())
 
 
-def default_agent_dir() -> Path:
-    configured = os.environ.get("PI_CODING_AGENT_DIR")
-    return Path(configured).expanduser() if configured else Path.home() / ".pi" / "agent"
-
-
 def build_plugin_host(
     cwd: Path | str | None = None,
     *,
@@ -311,7 +307,7 @@ def build_plugin_host(
     """
     options = HostOptions(
         cwd=Path(cwd or os.getcwd()).resolve(),
-        agent_dir=Path(agent_dir).expanduser() if agent_dir else default_agent_dir(),
+        agent_dir=Path(agent_dir).expanduser() if agent_dir else default_agent_dir(),  # pi's rules
         extension_paths=[Path(p).expanduser().resolve() for p in extension_paths],
         approve=approve,
         autoload=(not os.environ.get("PI_DISABLE_PLUGIN_AUTOLOAD")) if autoload is None else autoload,
@@ -407,4 +403,4 @@ def _load_objects(host: PluginHost, plugins: Sequence[object]) -> None:
         host.load(PluginSpec(name, repr(plugin), "sdk"), lambda plugin=plugin: plugin)
 
 
-__all__ = ["Diagnostic", "PluginHost", "PluginRecord", "build_plugin_host", "default_agent_dir"]
+__all__ = ["Diagnostic", "PluginHost", "PluginRecord", "build_plugin_host"]
