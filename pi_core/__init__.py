@@ -91,6 +91,8 @@ _EXPORTS: dict[str, str] = {
     "TextFile": "pi_core.toolkit.textmatch",
     "Truncation": "pi_core.toolkit.truncate",
     "apply_edits": "pi_core.toolkit.textmatch",
+    "capped_listing": "pi_core.toolkit.results",
+    "count_argument": "pi_core.toolkit.results",
     "atomic_write": "pi_core.toolkit.mutation",
     "build_env": "pi_core.toolkit.process",
     "closest_region": "pi_core.toolkit.textmatch",
@@ -286,6 +288,7 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
         run_shell,
         sanitize_output,
     )
+    from .toolkit.results import capped_listing, count_argument
     from .toolkit.search import GrepLine, GrepResult, SearchError, find_ripgrep, grep, list_files, path_key
     from .toolkit.textmatch import (
         Edit,

@@ -13,9 +13,9 @@ from pi_core import (
     ToolContext,
     ToolError,
     ToolResult,
-    format_size,
+    capped_listing,
+    count_argument,
     hookimpl,
-    truncate_head,
 )
 
 DEFAULT_LIMIT = 1000
@@ -71,10 +71,8 @@ def candidates(files: list[str]) -> list[tuple[str, bool]]:
 async def execute(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
     from pi_core import SearchError, list_files
 
-    from .grep import whole
-
     root = ctx.resolve(params.get("path") or ".")
-    limit = whole(params.get("limit"), DEFAULT_LIMIT, 1)
+    limit = count_argument(params.get("limit"), DEFAULT_LIMIT, 1)
     if not root.exists():
         raise ToolError(f"Path not found: {root}")
     if not root.is_dir():
@@ -87,16 +85,12 @@ async def execute(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
     found = [rel + ("/" if is_dir else "") for rel, is_dir in candidates(files) if regex.fullmatch(rel)]
     if not found:
         return ToolResult.text("No files found matching pattern")
-    truncation = truncate_head("\n".join(found[:limit]), max_lines=10**12)
-    notices, details = [], {}
+    notices: list[str] = []
+    details: dict[str, Any] = {}
     if len(found) > limit:
         notices.append(f"Stopped at {limit} results; pass limit={limit * 2} for more, or narrow the pattern")
         details["resultLimitReached"] = limit
-    if truncation.truncated:
-        notices.append(f"Output cut at the {format_size(DEFAULT_MAX_BYTES)} limit")
-        details["truncation"] = truncation.details()
-    text = truncation.content + (f"\n\n[{'. '.join(notices)}]" if notices else "")
-    return ToolResult.text(text, details=details or None)
+    return capped_listing("\n".join(found[:limit]), notices, details)
 
 
 def make_find_tool() -> Tool:

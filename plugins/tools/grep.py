@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from pi_core import (
@@ -13,9 +12,9 @@ from pi_core import (
     ToolContext,
     ToolError,
     ToolResult,
-    format_size,
+    capped_listing,
+    count_argument,
     hookimpl,
-    truncate_head,
     truncate_line,
 )
 
@@ -47,17 +46,6 @@ PARAMETERS: dict[str, Any] = {
 }
 
 
-def whole(value: Any, default: int, minimum: int) -> int:
-    """A count argument as an int: missing or non-finite gives ``default``; below ``minimum`` is raised."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return default
-    if not math.isfinite(number):
-        return default
-    return max(minimum, int(number))
-
-
 def format_lines(result: Any) -> tuple[str, bool]:
     out, cut_any = [], False
     for line in result.lines:
@@ -73,7 +61,7 @@ async def execute(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
 
     pattern = params["pattern"]
     target = ctx.resolve(params.get("path") or ".")
-    limit = whole(params.get("limit"), DEFAULT_LIMIT, 1)
+    limit = count_argument(params.get("limit"), DEFAULT_LIMIT, 1)
     glob = params.get("glob") or None
     if glob:
         glob = glob[1:] if glob.startswith("!") and glob[1:].startswith("./") else glob
@@ -81,27 +69,23 @@ async def execute(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
             glob = glob[2:]
     try:
         result = await grep(target, pattern, ignore_case=bool(params.get("ignoreCase")),
-                            literal=bool(params.get("literal")), context=whole(params.get("context"), 0, 0),
+                            literal=bool(params.get("literal")), context=count_argument(params.get("context"), 0, 0),
                             glob=glob, limit=limit, signal=ctx.signal)
     except SearchError as e:
         raise ToolError(str(e)) from e
     if result.matches == 0:
         return ToolResult.text("No matches found")
     raw, lines_cut = format_lines(result)
-    truncation = truncate_head(raw, max_lines=10**12)
-    notices, details = [], {}
+    notices: list[str] = []
+    details: dict[str, Any] = {}
     if result.limit_reached:
         notices.append(f"Stopped at {limit} matches; pass limit={limit * 2} for more, or narrow the pattern")
         details["matchLimitReached"] = limit
-    if truncation.truncated:
-        notices.append(f"Output cut at the {format_size(DEFAULT_MAX_BYTES)} limit")
-        details["truncation"] = truncation.details()
     if lines_cut:
         notices.append(f"Lines over {GREP_MAX_LINE_LENGTH} characters were shortened; read the file to see "
                        "them whole")
         details["linesTruncated"] = True
-    text = truncation.content + (f"\n\n[{'. '.join(notices)}]" if notices else "")
-    return ToolResult.text(text, details=details or None)
+    return capped_listing(raw, notices, details)
 
 
 def make_grep_tool() -> Tool:

@@ -14,9 +14,9 @@ from pi_core import (
     ToolContext,
     ToolError,
     ToolResult,
-    format_size,
+    capped_listing,
+    count_argument,
     hookimpl,
-    truncate_head,
 )
 
 DEFAULT_LIMIT = 500
@@ -77,10 +77,8 @@ def _list(path: Path, limit: int) -> tuple[list[str], bool]:
 
 
 async def execute(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
-    from .grep import whole
-
     path = ctx.resolve(params.get("path") or ".")
-    limit = whole(params.get("limit"), DEFAULT_LIMIT, 1)
+    limit = count_argument(params.get("limit"), DEFAULT_LIMIT, 1)
     if not path.exists():
         raise ToolError(f"Path not found: {path}")
     if not path.is_dir():
@@ -88,16 +86,12 @@ async def execute(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
     entries, limited = await asyncio.to_thread(_list, path, limit)
     if not entries:
         return ToolResult.text("(empty directory)")
-    truncation = truncate_head("\n".join(entries), max_lines=10**12)
-    notices, details = [], {}
+    notices: list[str] = []
+    details: dict[str, Any] = {}
     if limited:
         notices.append(f"Stopped at {limit} entries; pass limit={limit * 2} for more")
         details["entryLimitReached"] = limit
-    if truncation.truncated:
-        notices.append(f"Output cut at the {format_size(DEFAULT_MAX_BYTES)} limit")
-        details["truncation"] = truncation.details()
-    text = truncation.content + (f"\n\n[{'. '.join(notices)}]" if notices else "")
-    return ToolResult.text(text, details=details or None)
+    return capped_listing("\n".join(entries), notices, details)
 
 
 def make_ls_tool() -> Tool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import asyncio
 import base64
 import os
@@ -210,7 +211,7 @@ async def execute(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
     ctx.signal.throw_if_aborted()
     path_arg = str(params["path"])
     offset = params.get("offset")
-    offset = int(offset) if isinstance(offset, (int, float)) and offset == offset and abs(offset) < 1e15 else None
+    offset = int(offset) if isinstance(offset, (int, float)) and math.isfinite(offset) and abs(offset) < 1e15 else None
     limit = _int_arg(params, "limit", 1)
     path = resolve_read_path(path_arg, ctx)
     result = await asyncio.to_thread(_read, path, path_arg, offset, limit)
