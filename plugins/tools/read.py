@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import math
 import asyncio
 import base64
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
