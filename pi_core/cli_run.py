@@ -99,7 +99,9 @@ async def _dispatch(session: Any, mode: str, prompts: list[str], images: list[An
     if mode == "interactive":
         from .modes.interactive import run_interactive
 
-        return await run_interactive(session, initial_prompts=prompts, images=images)
+        if len(prompts) > 1 or images:
+            raise UsageError("the terminal interface takes one prompt and no images; use -p for more")
+        return await run_interactive(session, initial_prompt=prompts[0] if prompts else None)
     if not prompts:
         raise UsageError("nothing to do: give a prompt (pi -p \"task\") or pipe one on stdin")
     code = 0
@@ -202,11 +204,9 @@ def _text_or_file(value: str | None) -> str | None:
 
 
 def _interactive_ui() -> Any:
-    try:
-        from .modes.interactive import TerminalUI
-    except ImportError:
-        return None
-    return TerminalUI()
+    from .modes.interactive import create_ui
+
+    return create_ui()
 
 
 def list_models(host: PluginHost, search: str) -> int:

@@ -83,6 +83,7 @@ class AgentSession(SessionLifecycle, SessionInfoMixin):
         self._entry_ids: dict[int, str] = {}
         self._queue_state: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
         self._pending_bash: list[Any] = []
+        self._closed = False
         self.skills, self.templates = [], []
         self.ctx = ExtensionContext(self.cwd, ui=ui, mode=mode, runtime=_Bridge(self), flags=flags)
         self.wiring = HookWiring(host, self.ctx, lambda: self._model)
@@ -194,6 +195,10 @@ class AgentSession(SessionLifecycle, SessionInfoMixin):
         await self.host.dispatch.call("session_start", SessionStartEvent(reason), self.ctx)
 
     async def close(self, reason: Literal["quit", "reload", "new", "resume", "fork"] = "quit") -> None:
+        """Shut down (``session_shutdown`` hooks) and release the session file; calling it again does nothing."""
+        if self._closed:
+            return
+        self._closed = True
         if self.is_streaming:
             await self.abort()
         await self.host.dispatch.call("session_shutdown", SessionShutdownEvent(reason), self.ctx)
