@@ -70,6 +70,10 @@ async def _run(options: RunOptions, host: PluginHost, globals_: GlobalOptions) -
 
     mode = _mode(options)
     prompts, images = _prompts(options, mode)
+    if options.resume:
+        if mode != "interactive":
+            raise UsageError("--resume picks a session in the terminal interface; use --continue or --session")
+        prompts = ["/resume", *prompts]  # the interface opens its session picker first
     if options.thinking is not None and options.thinking not in THINKING_LEVELS:
         raise UsageError(f"--thinking must be one of {', '.join(THINKING_LEVELS)}, not {options.thinking!r}")
     try:
@@ -186,8 +190,6 @@ def _session_choice(options: RunOptions) -> Any:
         return options.session
     if options.continue_session:
         return "continue"
-    if options.resume:
-        return "resume"
     return "new"
 
 
