@@ -1,0 +1,226 @@
+"""The RPC loop: commands in on stdin, responses and events out on stdout, one JSON object a line.
+
+Each command runs in its own task as soon as its line arrives (pi does the same), so a long
+``prompt``, ``compact`` or ``bash`` never holds up ``abort`` or ``get_state``; their responses come
+when they are done while events keep flowing.
+
+Ending (pi 1.6 quits on the spot when stdin ends; a piped script then loses its answers):
+
+* stdin ends: no new commands are read, open dialogs get their "no answer" value, the commands
+  already received run to completion (a prompt's run settles, queued follow-ups included), then
+  the loop returns 0;
+* stdout is gone (the client died) or SIGTERM/SIGHUP: the run and any user shell command are
+  aborted, and the loop returns 1, 143 or 129.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+import traceback
+from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
+
+from ..event_json import event_to_json
+from .commands import ANSWERED, COMMANDS, RawJson
+from .jsonl import Output, parse_record, start_reader
+from .protocol import RpcError, failure, success
+from .ui import RpcUI
+
+if TYPE_CHECKING:
+    from ...runtime.session import AgentSession
+
+_EOF = None
+_STOP = object()
+STOP_TIMEOUT = 10.0
+SIGNAL_CODES = {"SIGTERM": 143, "SIGHUP": 129}
+
+
+class RpcServer:
+    """Serves one :class:`~pi_core.runtime.session.AgentSession` over a pair of byte streams."""
+
+    def __init__(self, session: AgentSession, output: Output, *, err: TextIO | None = None) -> None:
+        self.session = session
+        self.output = output
+        self.ui = RpcUI(self.write)
+        self.exit_code = 0
+        self._err = err or sys.stderr
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._queue: asyncio.Queue[Any] = asyncio.Queue()
+        self._stopped = asyncio.Event()
+        output._on_close = lambda: self.stop(1)
+
+    # -- output --------------------------------------------------------------------------------
+
+    def write(self, record: dict[str, Any], raw_data: str | None = None) -> None:
+        self.output.write(record, raw_data)
+
+    def report(self, text: str) -> None:
+        """A diagnostic for the operator: stderr, never the protocol stream."""
+        print(f"pi rpc: {text}", file=self._err, flush=True)
+
+    def _on_event(self, event: Any) -> None:
+        try:
+            record = event if isinstance(event, dict) else event_to_json(event)
+        except Exception as exc:  # noqa: BLE001 - one odd event must not end the session
+            self.report(f"cannot serialise {getattr(event, 'type', event)!r}: {exc!r}")
+            return
+        self.write(record)
+
+    def _on_hook_error(self, error: Any) -> None:
+        record = self.session.host.records.get(error.plugin)
+        path = str(record.path) if record is not None and record.path is not None else error.plugin
+        self.write({"type": "extension_error", "extensionPath": path, "event": error.hook,
+                    "error": f"{type(error.error).__name__}: {error.error}"})
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    async def serve(self, stdin: BinaryIO | int) -> int:
+        """Read commands until stdin ends (or a stop); returns the exit code."""
+        session = self.session
+        previous_ui, session.ctx.ui = session.ctx.ui, self.ui
+        unsubscribe = session.subscribe(self._on_event)
+        session.host.error_listeners.append(self._on_hook_error)
+        start_reader(stdin, asyncio.get_running_loop(), self._queue.put_nowait)
+        try:
+            stopped = await self._read_commands() is _STOP
+            self.ui.close()
+            if not stopped:
+                stopped = not await self._finish_work()
+            if stopped:
+                await self._stop_work()
+        finally:
+            session.host.error_listeners.remove(self._on_hook_error)
+            unsubscribe()
+            session.ctx.ui = previous_ui
+        return self.exit_code
+
+    def stop(self, code: int) -> None:
+        """End now (signal, or nobody reads stdout any more): abort what runs and return ``code``."""
+        if self._stopped.is_set():
+            return
+        self.exit_code = code
+        self._stopped.set()
+        self._queue.put_nowait(_STOP)
+
+    async def _read_commands(self) -> Any:
+        while True:
+            line = await self._queue.get()
+            if line is _EOF or line is _STOP:
+                return line
+            self._on_line(line)
+
+    async def _finish_work(self) -> bool:
+        """Let the commands already received finish; False if a stop came first."""
+        stop = asyncio.ensure_future(self._stopped.wait())
+        try:
+            while self._tasks or self.session.is_streaming:
+                pending = set(self._tasks) or {asyncio.ensure_future(self.session.wait_for_idle())}
+                await asyncio.wait(pending | {stop}, return_when=asyncio.FIRST_COMPLETED)
+                if self._stopped.is_set():
+                    return False
+            return True
+        finally:
+            stop.cancel()
+
+    async def _stop_work(self) -> None:
+        self.session.abort_bash()
+        try:
+            await asyncio.wait_for(self.session.abort(), STOP_TIMEOUT)
+        except asyncio.TimeoutError:
+            self.report("the run did not stop in time after abort")
+        for task in self._tasks:
+            task.cancel()
+        if self._tasks:
+            await asyncio.wait(set(self._tasks), timeout=STOP_TIMEOUT)
+
+    # -- commands ------------------------------------------------------------------------------
+
+    def _on_line(self, line: str) -> None:
+        if not line.strip():
+            return  # blank lines carry nothing (pi answers them with a parse error)
+        try:
+            command = parse_record(line)
+        except ValueError as exc:
+            self.write(failure(None, "parse", f"Failed to parse command: {exc}"))
+            return
+        if not isinstance(command, dict):
+            self.write(failure(None, "parse", "Failed to parse command: a command must be a JSON object"))
+            return
+        if command.get("type") == "extension_ui_response":
+            self.ui.resolve(command)
+            return
+        task = asyncio.ensure_future(self._handle(command))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _handle(self, command: dict[str, Any]) -> None:
+        request_id, kind = command.get("id"), command.get("type")
+        handler = COMMANDS.get(kind) if isinstance(kind, str) else None
+        if handler is None:
+            name = kind if isinstance(kind, str) else None
+            self.write(failure(request_id, name, f"Unknown command: {name or '(no type)'}"))
+            return
+        try:
+            data = await handler(self, command)
+        except RpcError as exc:
+            self.write(failure(request_id, kind, str(exc)))
+            return
+        except Exception as exc:  # noqa: BLE001 - every failure is answered, none is fatal
+            if not isinstance(exc, (ValueError, RuntimeError)):
+                self.report("".join(traceback.format_exception(exc)).rstrip())
+            self.write(failure(request_id, kind, str(exc) or type(exc).__name__))
+            return
+        if data is ANSWERED:
+            return
+        if isinstance(data, RawJson):
+            self.write(success(request_id, kind), raw_data=str(data))
+        else:
+            self.write(success(request_id, kind, data))
+
+
+async def run_rpc(session: AgentSession, *, stdin: BinaryIO | int | None = None,
+                  stdout: BinaryIO | int | None = None, err: TextIO | None = None) -> int:
+    """Serve ``session`` over pi's RPC protocol; returns the process exit code.
+
+    With the default streams, stdout is taken over first: the protocol writes to a private copy of
+    it, and file descriptor 1 and ``sys.stdout`` point at stderr from then on (also after the
+    return), so stray prints of plugins or libraries can never corrupt the protocol stream.
+    """
+    own_stdout = stdout is None
+    fd = _take_over_stdout() if own_stdout else (stdout if isinstance(stdout, int) else stdout.fileno())
+    server = RpcServer(session, Output(fd), err=err)
+    remove_signals = _install_signal_handlers(server) if own_stdout else (lambda: None)
+    try:
+        return await server.serve(sys.stdin.buffer if stdin is None else stdin)
+    finally:
+        remove_signals()
+        if own_stdout:
+            os.close(fd)  # the client sees end of output
+
+
+def _take_over_stdout() -> int:
+    sys.stdout.flush()
+    fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return fd
+
+
+def _install_signal_handlers(server: RpcServer) -> Any:
+    loop = asyncio.get_running_loop()
+    installed = []
+    for name, code in SIGNAL_CODES.items():
+        number = getattr(signal, name, None)
+        if number is None:
+            continue
+        try:
+            loop.add_signal_handler(number, server.stop, code)
+        except (NotImplementedError, RuntimeError, ValueError):
+            continue
+        installed.append(number)
+    return lambda: [loop.remove_signal_handler(n) for n in installed]
+
+
+__all__ = ["RpcServer", "run_rpc"]
