@@ -35,8 +35,10 @@ class RpcProcess:
         self.raw_lines: list[bytes] = []
         self.stderr = b""
         self._ids = 0
-        threading.Thread(target=self._read_stdout, daemon=True).start()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
+        self._threads = [threading.Thread(target=self._read_stdout, daemon=True),
+                         threading.Thread(target=self._read_stderr, daemon=True)]
+        for thread in self._threads:
+            thread.start()
 
     def _read_stdout(self) -> None:
         buffer = b""
@@ -109,7 +111,11 @@ class RpcProcess:
         return self.settle(seen)
 
     def wait(self, timeout: float = 20) -> int:
-        return self.proc.wait(timeout)
+        """The exit code, once the process and both output pipes are done."""
+        code = self.proc.wait(timeout)
+        for thread in self._threads:
+            thread.join(5)
+        return code
 
     # -- cleanup -------------------------------------------------------------------------------
 
