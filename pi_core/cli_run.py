@@ -88,7 +88,7 @@ async def _run(options: RunOptions, host: PluginHost, globals_: GlobalOptions) -
     except SetupError as exc:
         raise RunError(str(exc)) from exc
     if options.name:
-        session.session.append_session_info(options.name)
+        session.set_session_name(options.name)
     try:
         return await _dispatch(session, mode, prompts, images)
     finally:

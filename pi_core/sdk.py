@@ -166,8 +166,13 @@ def _session_manager(cwd: Path, choice: Any, session_dir: Any) -> Any:
         return SessionManager.open(path)
     found = SessionManager.find_by_id(cwd, str(choice), session_dir=session_dir)
     if found is None:
+        matches = [info.path for info in SessionManager.list(cwd, session_dir) if info.id.startswith(str(choice))]
+        if len(matches) > 1:
+            raise SetupError(f"session id prefix {choice!r} matches {len(matches)} sessions; give more of it")
+        found = matches[0] if matches else None
+    if found is None:
         raise SetupError(f"no session {choice!r} for {cwd} (give a .jsonl path or a session id)")
-    return found
+    return SessionManager.open(found)
 
 
 def _restored_level(manager: Any) -> str | None:

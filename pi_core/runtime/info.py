@@ -71,10 +71,9 @@ class SessionInfoMixin:
         return None
 
     def set_session_name(self: AgentSession, name: str) -> None:
-        cleaned = " ".join(name.split())
-        if not cleaned:
+        if not name.strip():
             raise ValueError("session name must not be empty")
-        self.session.append_session_info(cleaned)
+        self.session.append_session_info(name)  # normalised as pi does (line breaks, outer spaces)
 
     def command_list(self: AgentSession) -> list[dict[str, Any]]:
         """Slash commands a host can offer: plugin commands (pi's ``RpcSlashCommand`` shape)."""

@@ -212,3 +212,29 @@ def test_list_models_and_faux_echo_offline(tmp_path: Path) -> None:
     assert listed.returncode == 0 and "fake-model" in listed.stdout and "128K" in listed.stdout
     echo = pi(tmp_path, tmp_path / "agent", "--provider", "faux", "--model", "echo", "-p", "ping pong")
     assert (echo.returncode, echo.stdout) == (0, "ping pong\n")
+
+
+def test_api_key_name_thinking_session_id_and_session_dir(tmp_path: Path) -> None:
+    ws, agent, store = tmp_path / "ws", tmp_path / "agent", tmp_path / "store"
+    ws.mkdir()
+    with FakeOpenAI([{"text": "a"}, {"text": "b"}]) as server:
+        write_agent_dir(agent, server.base_url)
+        first = pi(ws, agent, "--provider", "fake", "--model", "fake-model", "--api-key", "sk-run-only",
+                   "--name", "  my   task ", "--thinking", "low", "--session-dir", str(store), "-p", "x")
+        assert first.returncode == 0, first.stderr
+        [file] = sorted(store.glob("*.jsonl"))
+        session_id = json.loads(file.read_text().splitlines()[0])["id"][:13]  # a prefix is enough
+        second = pi(ws, agent, "--provider", "fake", "--model", "fake-model", "--session-dir", str(store),
+                    "--session", session_id, "-p", "y")
+        assert second.returncode == 0, second.stderr
+    assert server.requests[0]["headers"]["authorization"] == "Bearer sk-run-only"
+    assert server.requests[1]["headers"]["authorization"] == "Bearer fake-key"
+    entries = [json.loads(line) for line in file.read_text().splitlines()]
+    assert {"type": "session_info", "name": "my   task"}.items() <= next(
+        e for e in entries if e["type"] == "session_info").items()
+    assert next(e for e in entries if e["type"] == "thinking_level_change")["thinkingLevel"] == "low"
+    assert sum(1 for e in entries if (e.get("message") or {}).get("role") == "user") == 2
+    assert not (agent / "sessions").exists()  # --session-dir was honoured for writing and lookup
+    unknown = pi(ws, agent, "--provider", "fake", "--model", "fake-model", "--session-dir", str(store),
+                 "--session", "0000-no-such", "-p", "z")
+    assert unknown.returncode == 1 and "no session" in unknown.stderr
