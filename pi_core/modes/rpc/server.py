@@ -114,15 +114,21 @@ class RpcServer:
     async def _finish_work(self) -> bool:
         """Let the commands already received finish; False if a stop came first."""
         stop = asyncio.ensure_future(self._stopped.wait())
+        idle: asyncio.Future[None] | None = None
         try:
-            while self._tasks or self.session.is_streaming:
-                pending = set(self._tasks) or {asyncio.ensure_future(self.session.wait_for_idle())}
+            while (self._tasks or self.session.is_streaming) and not self._stopped.is_set():
+                pending: set[asyncio.Future[Any]] = set(self._tasks)
+                if not pending:  # a run with no command behind it (started by a plugin)
+                    idle = idle or asyncio.ensure_future(self.session.wait_for_idle())
+                    pending = {idle}
                 await asyncio.wait(pending | {stop}, return_when=asyncio.FIRST_COMPLETED)
-                if self._stopped.is_set():
-                    return False
-            return True
+                if idle is not None and idle.done():
+                    idle = None
+            return not self._stopped.is_set()
         finally:
             stop.cancel()
+            if idle is not None:
+                idle.cancel()
 
     async def _stop_work(self) -> None:
         self.session.abort_bash()
