@@ -169,3 +169,34 @@ def test_export_html_writes_the_session_page(tmp_path: Path) -> None:
     assert "&lt;b&gt;bold?&lt;/b&gt; &amp; more" in text and "<b>bold?</b>" not in text
     assert Path(default["data"]["path"]).name.startswith("pi-session-")
     assert Path(default["data"]["path"]).parent == tmp_path.resolve()
+
+
+def retrying_session(tmp_path: Path, agent_dir: Path) -> RpcProcess:
+    """A session whose first answer fails with a retryable error and whose retry waits a minute."""
+    agent_dir.mkdir(parents=True, exist_ok=True)
+    (agent_dir / "settings.json").write_text(json.dumps({"retry": {"baseDelayMs": 60000}}))
+    script = write_script(tmp_path, [{"error": {"status": 503, "message": "503: overloaded"}},
+                                     {"text": "the retry answered"}])
+    return RpcProcess(tmp_path, script=script)
+
+
+def test_abort_retry_ends_a_run_waiting_to_retry(tmp_path: Path, agent_dir: Path) -> None:
+    with retrying_session(tmp_path, agent_dir) as pi:
+        pi.send({"type": "prompt", "message": "hi", "id": "p"})
+        retry, _ = pi.wait_for(lambda r: r.get("type") == "auto_retry_start")
+        stopped, seen = pi.call({"type": "abort_retry"})
+        pi.settle(seen)
+        last, _ = pi.call({"type": "get_last_assistant_text"})
+        state, _ = pi.call({"type": "get_state"})
+    assert retry["delayMs"] == 60000 and stopped["success"] is True
+    assert last["data"]["text"] != "the retry answered" and state["data"]["isStreaming"] is False
+
+
+def test_abort_also_stops_a_run_waiting_to_retry(tmp_path: Path, agent_dir: Path) -> None:
+    with retrying_session(tmp_path, agent_dir) as pi:
+        pi.send({"type": "prompt", "message": "hi", "id": "p"})
+        pi.wait_for(lambda r: r.get("type") == "auto_retry_start")
+        aborted, seen = pi.call({"type": "abort"})
+        again = pi.prompt("next")  # the session takes new prompts; the retry never happened
+    assert aborted["success"] is True and any(r["type"] == "agent_settled" for r in seen)
+    assert answer_texts(again) == ["the retry answered"]

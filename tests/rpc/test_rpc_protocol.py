@@ -100,3 +100,28 @@ def test_sigterm_aborts_the_run_and_exits_143(tmp_path: Path) -> None:
         events = pi.settle()
         assert pi.wait() == 143
     assert [r for r in events if r["type"] == "message_end"][-1]["message"]["stopReason"] == "aborted"
+
+
+def test_client_closing_stdout_aborts_the_run_and_exits(tmp_path: Path) -> None:
+    from rpc_client import SCRIPTED
+
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(SLOW))
+    command = [sys.executable, "-m", "pi_core", "--mode", "rpc", "--provider", "fake", "--model", "fake-model",
+               "-e", str(SCRIPTED)]
+    proc = subprocess.Popen(command, cwd=tmp_path, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env={**os.environ, "RPC_TEST_SCRIPT": str(script)})
+    try:
+        proc.stdin.write(b'{"type":"prompt","message":"go","id":"p"}\n')
+        proc.stdin.flush()
+        assert b'"command":"prompt"' in proc.stdout.readline()
+        proc.stdout.close()  # the client is gone; stdin stays open
+        assert proc.wait(30) == 1
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    [session] = Path(os.environ["PI_CODING_AGENT_DIR"]).glob("sessions/*/*.jsonl")
+    entries = [json.loads(line) for line in session.read_text().splitlines()]
+    answers = [e["message"] for e in entries if (e.get("message") or {}).get("role") == "assistant"]
+    assert answers[-1]["stopReason"] == "aborted"  # stopped, not run to the end for nobody

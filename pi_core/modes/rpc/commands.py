@@ -8,6 +8,7 @@ the run's first event, and returns :data:`ANSWERED`.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,6 +48,7 @@ async def _prompt(rpc: RpcServer, cmd: dict[str, Any]) -> Any:
         answered = True
         rpc.write(success(cmd.get("id"), "prompt", {"disposition": disposition}))
 
+    rpc.prompts.add(asyncio.current_task())  # type: ignore[arg-type]
     try:
         await rpc.session.prompt(message, images, streaming_behavior=behavior, source="rpc",
                                  on_disposition=on_disposition)
@@ -55,6 +57,8 @@ async def _prompt(rpc: RpcServer, cmd: dict[str, Any]) -> Any:
             rpc.write(failure(cmd.get("id"), "prompt", str(exc) or type(exc).__name__))
         else:  # the run itself failed after it was accepted: pi reports that only through events
             rpc.report(f"prompt {cmd.get('id')!r} failed after it started: {exc!r}")
+    finally:
+        rpc.prompts.discard(asyncio.current_task())  # type: ignore[arg-type]
     return ANSWERED
 
 
@@ -80,6 +84,7 @@ def _queue(rpc: RpcServer, cmd: dict[str, Any], kind: str) -> dict[str, str]:
 
 @command("abort")
 async def _abort(rpc: RpcServer, cmd: dict[str, Any]) -> Any:
+    rpc.cancel_retry_wait()  # the session's abort does not reach a retry that is waiting out its delay
     await rpc.session.abort()
     return NO_DATA
 
@@ -295,7 +300,11 @@ async def _set_auto_retry(rpc: RpcServer, cmd: dict[str, Any]) -> Any:
 
 @command("abort_retry")
 async def _abort_retry(rpc: RpcServer, cmd: dict[str, Any]) -> Any:
-    _required_method(rpc.session, "abort_retry", "aborting a retry")()
+    method = getattr(rpc.session, "abort_retry", None)
+    if method is not None:
+        method()
+    else:
+        rpc.cancel_retry_wait()
     return NO_DATA
 
 

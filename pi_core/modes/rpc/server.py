@@ -49,6 +49,10 @@ class RpcServer:
         self._tasks: set[asyncio.Task[None]] = set()
         self._queue: asyncio.Queue[Any] = asyncio.Queue()
         self._stopped = asyncio.Event()
+        #: tasks of ``prompt`` commands whose run is still going
+        self.prompts: set[asyncio.Task[Any]] = set()
+        #: an automatic retry is waiting out its delay (between ``auto_retry_start`` and ``agent_start``)
+        self.retry_waiting = False
         output._on_close = lambda: self.stop(1)
 
     # -- output --------------------------------------------------------------------------------
@@ -66,7 +70,19 @@ class RpcServer:
         except Exception as exc:  # noqa: BLE001 - one odd event must not end the session
             self.report(f"cannot serialise {getattr(event, 'type', event)!r}: {exc!r}")
             return
+        if record.get("type") in ("auto_retry_start", "agent_start", "agent_settled"):
+            self.retry_waiting = record["type"] == "auto_retry_start"
         self.write(record)
+
+    def cancel_retry_wait(self) -> bool:
+        """End a run that is only waiting to retry: its prompt task is cancelled in the delay, and the
+        session settles with the failed answer as the last word."""
+        if not self.retry_waiting:
+            return False
+        self.retry_waiting = False
+        for task in list(self.prompts):
+            task.cancel()
+        return True
 
     def _on_hook_error(self, error: Any) -> None:
         record = self.session.host.records.get(error.plugin)
