@@ -1,0 +1,533 @@
+"""The interactive mode's main loop: ``pi`` without ``-p``.
+
+One asyncio loop runs everything: the editor line (prompt_toolkit), the agent run (a task), the
+renderer (a session subscriber) and dialogs. The editor stays on screen while the agent works, so
+the user can queue steering (Enter) or follow-ups (Alt+Enter) and interrupt (Esc). A dialog (from a
+plugin or a command) takes the keyboard: the editor is put away with its text kept, the dialog
+runs, the editor comes back.
+
+Without a terminal on stdout the same loop runs line by line (:class:`LineOutput`): no live region,
+no colours, one line of input per prompt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import shutil
+import signal
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TextIO, TypeVar
+
+from .commands import BUILTINS, BuiltinCommand, all_commands, parse
+from .dialogs import LineDialogs, TerminalDialogs
+from .footer import footer_rows
+from .render import Renderer
+from .sessions import SwitchCancelled, switch_session
+from .style import ASCII_GLYPHS, Glyphs, Palette, unicode_wanted
+from .terminal import TerminalOutput, install_extended_keys, set_title
+from .ui import InteractiveUI
+
+T = TypeVar("T")
+HINT_SECONDS = 2.0
+COMMAND_WAIT = 0.5
+"""How long the editor stays away while a command runs (it comes back sooner if the command asks
+something, and later commands' output still lands in the scrollback)."""
+
+
+class _Suspend(Exception):
+    """Puts the editor away (a dialog wants the keyboard, or pi is exiting)."""
+
+
+class LineOutput:
+    """Renderer output for a pipe: rows as plain lines, nothing live."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def scroll(self, rows: list[str]) -> None:
+        self.stream.write("".join(f"{row}\n" for row in rows))
+        self.stream.flush()
+
+    def live_changed(self) -> None:
+        return None
+
+
+class _EarlyHost:
+    """Where a UI made before the app starts (for ``create_agent_session(ui=...)``) sends things."""
+
+    def __init__(self) -> None:
+        self.notices: list[tuple[str, str]] = []
+        self.statuses: dict[str, str] = {}
+
+    async def exclusive(self, run: Callable[[], Awaitable[T]]) -> T:
+        return await run()
+
+    def notify(self, message: str, level: str) -> None:
+        self.notices.append((message, level))
+
+    def set_status(self, key: str, text: str | None) -> None:
+        if text is None:
+            self.statuses.pop(key, None)
+        else:
+            self.statuses[key] = text
+
+    def set_title(self, title: str) -> None:
+        return None
+
+
+def create_ui(stdout: TextIO | None = None) -> InteractiveUI:
+    """A UI to pass to ``create_agent_session(ui=...)`` before :func:`run_interactive` starts: what
+    plugins report during start-up is shown once the screen is up."""
+    stream = stdout or sys.stdout
+    palette = Palette.for_stream(stream)
+    return InteractiveUI(_EarlyHost(), TerminalDialogs(palette))
+
+
+class InteractiveApp:
+    """One interactive run over a session (and the sessions ``/new`` and ``/resume`` switch to)."""
+
+    def __init__(self, session: Any, *, stdin: TextIO, stdout: TextIO, tty: bool) -> None:
+        self.session = session
+        self.stdin = stdin
+        self.stdout = stdout
+        self.tty = tty
+        glyphs = Glyphs() if unicode_wanted(stdout) else ASCII_GLYPHS
+        self.palette = Palette.for_stream(stdout) if tty else Palette(False, glyphs)
+        self.output: TerminalOutput | LineOutput = TerminalOutput(stdout, self._editor_app) if tty \
+            else LineOutput(stdout)
+        self.renderer = Renderer(self.output, self.palette, self._width)
+        self.statuses: dict[str, str] = {}
+        self.hint: str | None = None
+        self._hint_until = 0.0
+        self._last_ctrl_c = 0.0
+        self._task: asyncio.Task[Any] | None = None
+        self._exit = False
+        self._submit_kind = "enter"
+        self._draft = ""
+        self._dialogs: deque[tuple[Callable[[], Awaitable[Any]], asyncio.Future[Any]]] = deque()
+        self._dialog_wanted = asyncio.Event()
+        self._editor: Any = None
+        self._editor_active = False
+        self._loop_done = False
+        self._unsubscribe: Callable[[], None] | None = None
+        self._lines: asyncio.Queue[str | None] = asyncio.Queue()
+        self._line_waiters: deque[asyncio.Future[str | None]] = deque()
+        self._reading = False
+        self.ui = self._adopt_ui()
+
+    # -- set-up --------------------------------------------------------------------------------
+
+    def _adopt_ui(self) -> InteractiveUI:
+        current = self.session.ctx.ui
+        if self.tty:
+            dialogs: Any = TerminalDialogs(self.palette)
+        else:
+            dialogs = LineDialogs(lambda text: self.output.scroll(text.split("\n")), self._read_line)
+        if isinstance(current, InteractiveUI):
+            early = current.host
+            current.host, current.dialogs = self, dialogs
+            if isinstance(early, _EarlyHost):
+                self.statuses.update(early.statuses)
+                for message, level in early.notices:
+                    self.renderer.notice(message, level)
+            return current
+        ui = InteractiveUI(self, dialogs)
+        self.session.ctx.ui = ui
+        return ui
+
+    def _attach(self, session: Any) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        self.session = session
+        session.ctx.ui = self.ui
+        self._unsubscribe = session.subscribe(self.renderer.handle)
+
+    def _width(self) -> int | None:
+        return shutil.get_terminal_size((80, 24)).columns if self.tty else None
+
+    def _editor_app(self) -> Any:
+        return self._editor.app if self._editor is not None else None
+
+    # -- running -------------------------------------------------------------------------------
+
+    async def run(self, initial_prompt: str | None = None) -> int:
+        self._loop = asyncio.get_running_loop()
+        self._attach(self.session)
+        self._header()
+        if self.session.messages:
+            self.renderer.replay(list(self.session.messages))
+        restore = self._install_sigint()
+        try:
+            if initial_prompt and initial_prompt.strip():
+                await self.submit(initial_prompt, "enter")
+            if self.tty:
+                await self._terminal_loop()
+            else:
+                await self._line_loop()
+        finally:
+            self._loop_done = True
+            restore()
+            await self._shutdown()
+        return 0
+
+    def _header(self) -> None:
+        from pi_core import __version__
+
+        p = self.palette
+        s = self.session
+        name = s.session.get_session_name()
+        where = str(s.cwd).replace(str(Path.home()), "~", 1)
+        title = f"pi {__version__}  {p.glyphs.bullet}  {s.model.provider}/{s.model.id}  {p.glyphs.bullet}  {where}"
+        session_label = f"session {s.session.session_id[:8]}" + (f" ({name})" if name else "")
+        self.renderer.scroll([p(title, "bold"), p(f"{session_label}  {p.glyphs.bullet}  /help for commands, "
+                                                   "Esc interrupts, Ctrl+D exits", "gray")])
+        self.renderer.gap()
+        if isinstance(self.output, TerminalOutput):
+            self.output.flush_now()
+
+    async def _shutdown(self) -> None:
+        task = self._task
+        if task is not None and not task.done():
+            if self.session.is_streaming:
+                await self.session.abort()
+            with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError, Exception):
+                await asyncio.wait_for(asyncio.shield(task), 5)
+            if not task.done():
+                task.cancel()
+        try:
+            await self.session.close("quit")
+        finally:
+            if self._unsubscribe is not None:
+                self._unsubscribe()
+            if isinstance(self.output, TerminalOutput):
+                await self.output.flush()
+                self.output.flush_now()
+
+    def _install_sigint(self) -> Callable[[], None]:
+        """Ctrl+C outside the editor (a pipe, or between two prompts) interrupts a run, else exits."""
+        loop = asyncio.get_running_loop()
+        if threading.current_thread() is not threading.main_thread():
+            return lambda: None
+        try:
+            loop.add_signal_handler(signal.SIGINT, self._on_sigint)
+        except (NotImplementedError, RuntimeError, ValueError):
+            return lambda: None
+        return lambda: loop.remove_signal_handler(signal.SIGINT)
+
+    def _on_sigint(self) -> None:
+        if self.is_working():
+            self.interrupt()
+        else:
+            self.request_exit()
+
+    # -- submitting ----------------------------------------------------------------------------
+
+    def is_working(self) -> bool:
+        return (self._task is not None and not self._task.done()) or self.session.is_streaming
+
+    async def submit(self, text: str, kind: str = "enter") -> asyncio.Task[Any] | None:
+        """Handle one submitted text: a command, a queued message, or a new prompt."""
+        text = text.strip()
+        if not text:
+            return None
+        parsed = parse(text)
+        busy = self.is_working()
+        if parsed is not None:
+            name, args = parsed
+            command = BUILTINS.get(name)
+            if command is not None:
+                return self._builtin(command, args, busy)
+            if name in self.session.host.commands:
+                if busy:
+                    self.renderer.notice(f"/{name} can run when the agent is idle (Esc interrupts)", "warning")
+                    return None
+                self.renderer.notice(f"{self.palette.glyphs.user} {text}")
+                return self._spawn(self._prompt(text))
+        if busy:
+            self._queue(text, kind)
+            return None
+        return self._spawn(self._prompt(text))
+
+    def _builtin(self, command: BuiltinCommand, args: str, busy: bool) -> asyncio.Task[Any] | None:
+        if busy and not command.while_running:
+            self.renderer.notice(f"/{command.name} can run when the agent is idle (Esc interrupts)", "warning")
+            return None
+        self.renderer.notice(f"{self.palette.glyphs.user} /{command.name}" + (f" {args}" if args else ""))
+        return self._spawn(self._command(command, args), track=not busy)
+
+    def _queue(self, text: str, kind: str) -> None:
+        if not self.session.is_streaming:
+            self.renderer.notice("A command is still running; try again when it is done", "warning")
+        elif kind == "followUp":
+            self.session.follow_up(text)
+        else:
+            self.session.steer(text)
+
+    def _spawn(self, work: Awaitable[Any], *, track: bool = True) -> asyncio.Task[Any]:
+        task = asyncio.ensure_future(work)
+        if track:
+            self._task = task
+        return task
+
+    async def _prompt(self, text: str) -> None:
+        try:
+            await self.session.prompt(text, source="interactive")
+        except Exception as exc:  # a failing hook or provider must not end the interactive session
+            self.renderer.notice(f"Error: {type(exc).__name__}: {exc}", "error")
+
+    async def _command(self, command: BuiltinCommand, args: str) -> None:
+        try:
+            await command.handler(self, args)
+        except Exception as exc:
+            self.renderer.notice(f"/{command.name} failed: {type(exc).__name__}: {exc}", "error")
+
+    # -- what commands use ---------------------------------------------------------------------
+
+    def request_exit(self) -> None:
+        self._exit = True
+        self._suspend_editor()
+        self._lines.put_nowait(None)
+
+    async def switch_session(self, target: Any, reason: str) -> bool:
+        try:
+            new = await switch_session(self.session, target, reason)
+        except SwitchCancelled as exc:
+            self.renderer.notice(f"Not switched: {exc}", "warning")
+            return False
+        self.renderer.stats = type(self.renderer.stats)()
+        self._attach(new)
+        self._header()
+        if new.messages:
+            self.renderer.replay(list(new.messages))
+        return True
+
+    # -- keys ----------------------------------------------------------------------------------
+
+    def set_submit_kind(self, kind: str) -> None:
+        self._submit_kind = kind
+
+    def interrupt(self) -> None:
+        steering, follow_ups = self.session.clear_queue()
+        queued = [*steering, *follow_ups]
+        if queued:
+            self._restore_into_editor(queued)
+        asyncio.ensure_future(self.session.abort())
+
+    def _restore_into_editor(self, texts: list[str]) -> None:
+        app = self._editor_app()
+        if self._editor_active and app is not None:
+            buffer = app.current_buffer
+            text = "\n".join([*texts, buffer.text] if buffer.text else texts)
+            buffer.text = text
+            buffer.cursor_position = len(text)
+        else:
+            self._draft = "\n".join([*texts, self._draft] if self._draft else texts)
+
+    def ctrl_c(self, buffer: Any) -> None:
+        now = time.monotonic()
+        if self.is_working():
+            self.interrupt()
+        elif buffer.text:
+            buffer.reset()
+        elif now - self._last_ctrl_c < HINT_SECONDS:
+            self.request_exit()
+        else:
+            self._last_ctrl_c = now
+            self.show_hint("Press Ctrl+C again to exit")
+
+    def ctrl_d(self) -> None:
+        self.request_exit()
+
+    def show_hint(self, text: str) -> None:
+        self.hint, self._hint_until = text, time.monotonic() + HINT_SECONDS
+        self.output.live_changed()
+
+    # -- the DialogHost side of InteractiveUI ----------------------------------------------------
+
+    async def exclusive(self, run: Callable[[], Awaitable[T]]) -> T:
+        if not self.tty or self._loop_done:
+            return await run()
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._dialogs.append((run, future))
+        self._dialog_wanted.set()
+        self._suspend_editor()
+        return await future
+
+    def notify(self, message: str, level: str) -> None:
+        self.renderer.notice(message, level)
+
+    def set_status(self, key: str, text: str | None) -> None:
+        if text is None:
+            self.statuses.pop(key, None)
+        else:
+            self.statuses[key] = text
+        self.output.live_changed()
+
+    def set_title(self, title: str) -> None:
+        if self.tty:
+            set_title(self.stdout, title)
+
+    # -- the terminal loop ---------------------------------------------------------------------
+
+    async def _terminal_loop(self) -> None:
+        from .input import PiCompleter, build_prompt, history_for
+
+        install_extended_keys()
+        completer = PiCompleter(lambda: all_commands(self.session), self.session.cwd)
+        self._editor = build_prompt(self, message=self._live_region, footer=self._footer, completer=completer,
+                                    history=history_for(Path(self.session.host.agent_dir)))
+        ticker = asyncio.ensure_future(self._tick())
+        try:
+            while not self._exit:
+                if self._dialogs:
+                    await self._serve_dialog()
+                    continue
+                text = await self._edit()
+                if text is None:
+                    continue
+                kind, self._submit_kind = self._submit_kind, "enter"
+                task = await self.submit(text, kind)
+                if task is not None and self._is_command(text):
+                    await self._await_command(task)
+        finally:
+            ticker.cancel()
+
+    async def _edit(self) -> str | None:
+        draft, self._draft = self._draft, ""
+        self._editor_active = True
+        try:
+            return await self._editor.prompt_async(default=draft, pre_run=self._pre_run)
+        except _Suspend:
+            return None
+        except EOFError:
+            self._exit = True
+            return None
+        except KeyboardInterrupt:
+            return None
+        finally:
+            self._editor_active = False
+
+    def _pre_run(self) -> None:
+        if self._dialogs or self._exit:
+            self._suspend_editor()
+
+    def _suspend_editor(self) -> None:
+        app = self._editor_app()
+        if not self._editor_active or app is None or app.future is None or app.future.done():
+            return
+        self._draft = app.current_buffer.text
+        app.exit(exception=_Suspend())
+
+    async def _serve_dialog(self) -> None:
+        run, future = self._dialogs.popleft()
+        if not self._dialogs:
+            self._dialog_wanted.clear()
+        if isinstance(self.output, TerminalOutput):
+            await self.output.flush()
+        try:
+            future.set_result(await run())
+        except Exception as exc:
+            future.set_exception(exc)
+
+    def _is_command(self, text: str) -> bool:
+        return parse(text.strip()) is not None
+
+    async def _await_command(self, task: asyncio.Task[Any]) -> None:
+        wanted = asyncio.ensure_future(self._dialog_wanted.wait())
+        try:
+            await asyncio.wait({task, wanted}, timeout=COMMAND_WAIT, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            wanted.cancel()
+        if isinstance(self.output, TerminalOutput):
+            await self.output.flush()
+
+    async def _tick(self) -> None:
+        while True:
+            await asyncio.sleep(0.1)
+            if self.hint and time.monotonic() > self._hint_until:
+                self.hint = None
+                self.output.live_changed()
+            elif self.is_working():
+                self.output.live_changed()
+
+    def _live_region(self) -> Any:
+        from prompt_toolkit.formatted_text import ANSI
+
+        rows = [*self.output.pending, *self.renderer.live_rows(self._width())] \
+            if isinstance(self.output, TerminalOutput) else []
+        marker = self.palette(f"{self.palette.glyphs.user} ", "bold", "blue")
+        return ANSI("\n".join([*rows, marker]))
+
+    def _footer(self) -> Any:
+        from prompt_toolkit.formatted_text import ANSI
+
+        rows = footer_rows(self.palette, self.session, self.renderer.stats, self.statuses, self.hint,
+                           self._width() or 80)
+        return ANSI("\n".join(rows))
+
+    # -- the line loop (no terminal) -------------------------------------------------------------
+
+    async def _line_loop(self) -> None:
+        reader = threading.Thread(target=self._read_stdin, name="pi-stdin", daemon=True)
+        reader.start()
+        sequential = not _isatty(self.stdin)
+        while not self._exit:
+            self._reading = True
+            line = await self._lines.get()
+            self._reading = False
+            if line is None:
+                break
+            if self._line_waiters:
+                self._line_waiters.popleft().set_result(line)
+                continue
+            task = await self.submit(line, "enter")
+            if task is not None and (sequential or self._is_command(line)):
+                await task
+        if self._task is not None and not self._task.done() and not self._exit:
+            await self._task
+
+    def _read_stdin(self) -> None:
+        loop = self._loop
+        for line in iter(self.stdin.readline, ""):
+            loop.call_soon_threadsafe(self._lines.put_nowait, line.rstrip("\n").rstrip("\r"))
+        loop.call_soon_threadsafe(self._lines.put_nowait, None)
+
+    async def _read_line(self) -> str | None:
+        if self._reading:  # the loop is waiting for a line too: it hands the next one over
+            future: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+            self._line_waiters.append(future)
+            return await future
+        line = await self._lines.get()
+        if line is None:
+            self._lines.put_nowait(None)  # keep the end of input for the loop
+        return line
+
+
+def _isatty(stream: Any) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except ValueError:
+        return False
+
+
+async def run_interactive(session: Any, *, initial_prompt: str | None = None, stdin: TextIO | None = None,
+                          stdout: TextIO | None = None) -> int:
+    """Run the interactive mode on ``session`` until the user quits; returns the exit code.
+
+    The session is closed before this returns (``session_shutdown`` runs, the file is complete).
+    Without a terminal on stdout, it runs as a line-based REPL.
+    """
+    stdin = stdin or sys.stdin
+    stdout = stdout or sys.stdout
+    app = InteractiveApp(session, stdin=stdin, stdout=stdout, tty=_isatty(stdout) and _isatty(stdin))
+    return await app.run(initial_prompt)
+
+
+__all__ = ["InteractiveApp", "LineOutput", "create_ui", "run_interactive"]

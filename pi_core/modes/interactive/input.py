@@ -1,0 +1,167 @@
+"""The editor line: a multi-line prompt_toolkit prompt with history, completion of ``/commands`` and
+``@paths``, and pi's keys (Enter sends, Shift+Enter / Ctrl+J / Alt+Enter add a line, Alt+Enter while
+the agent works queues a follow-up, Esc interrupts, Ctrl+C twice or Ctrl+D exits).
+
+prompt_toolkit is imported here at module level: this module is only imported once the interactive
+mode starts.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, Protocol
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.document import Document
+from prompt_toolkit.filters import Condition
+from prompt_toolkit.history import FileHistory, History, InMemoryHistory
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.styles import Style
+
+_AT_PATH = re.compile(r"(?:^|\s)@([^\s@]*)$")
+MAX_PATH_COMPLETIONS = 60
+
+
+class Keys(Protocol):
+    """What the key bindings ask of the app."""
+
+    def is_working(self) -> bool: ...
+    def set_submit_kind(self, kind: str) -> None: ...
+    def interrupt(self) -> None: ...
+    def ctrl_c(self, buffer: Any) -> None: ...
+    def ctrl_d(self) -> None: ...
+
+
+class PiCompleter(Completer):
+    """``/name`` completes command names (with descriptions); ``@partial`` completes paths under cwd."""
+
+    def __init__(self, commands: Callable[[], list[tuple[str, str]]], cwd: Path) -> None:
+        self.commands = commands
+        self.cwd = cwd
+
+    def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
+        text = document.text_before_cursor
+        if text.startswith("/") and not any(c.isspace() for c in text):
+            prefix = text[1:]
+            for name, description in self.commands():
+                if name.startswith(prefix):
+                    yield Completion(f"/{name}", start_position=-len(text), display=f"/{name}",
+                                     display_meta=description)
+            return
+        match = _AT_PATH.search(text)
+        if match:
+            yield from self._paths(match.group(1))
+
+    def _paths(self, partial: str) -> Iterable[Completion]:
+        folder, _, prefix = partial.rpartition("/")
+        base = Path(os.path.expanduser(folder)) if folder else Path(".")
+        directory = base if base.is_absolute() else self.cwd / base
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError:
+            return
+        shown = 0
+        for entry in entries:
+            if not entry.name.startswith(prefix) or (entry.name.startswith(".") and not prefix.startswith(".")):
+                continue
+            is_dir = entry.is_dir()
+            name = entry.name + ("/" if is_dir else "")
+            full = f"{folder}/{name}" if folder else name
+            yield Completion(f"@{full}", start_position=-len(partial) - 1, display=name)
+            shown += 1
+            if shown >= MAX_PATH_COMPLETIONS:
+                return
+
+
+def history_for(agent_dir: Path) -> History:
+    """Prompt history kept across sessions in ``<agent dir>/interactive-history`` (in memory if that
+    cannot be written)."""
+    path = agent_dir / "interactive-history"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch(exist_ok=True)
+    except OSError:
+        return InMemoryHistory()
+    return FileHistory(str(path))
+
+
+def key_bindings(keys: Keys) -> KeyBindings:
+    bindings = KeyBindings()
+    working = Condition(keys.is_working)
+
+    @bindings.add("enter")
+    def _enter(event: KeyPressEvent) -> None:
+        buffer = event.current_buffer
+        state = buffer.complete_state
+        if state is not None and state.current_completion is not None:
+            buffer.apply_completion(state.current_completion)
+            return
+        keys.set_submit_kind("enter")
+        buffer.validate_and_handle()
+
+    @bindings.add("escape", "enter", filter=working)
+    def _follow_up(event: KeyPressEvent) -> None:
+        keys.set_submit_kind("followUp")
+        event.current_buffer.validate_and_handle()
+
+    @bindings.add("escape", "enter", filter=~working)
+    @bindings.add("c-j")
+    def _newline(event: KeyPressEvent) -> None:
+        event.current_buffer.insert_text("\n")
+
+    @bindings.add("escape", eager=False)
+    def _escape(event: KeyPressEvent) -> None:
+        buffer = event.current_buffer
+        if buffer.complete_state is not None:
+            buffer.cancel_completion()
+        elif keys.is_working():
+            keys.interrupt()
+
+    @bindings.add("c-c")
+    def _ctrl_c(event: KeyPressEvent) -> None:
+        keys.ctrl_c(event.current_buffer)
+
+    @bindings.add("c-d")
+    def _ctrl_d(event: KeyPressEvent) -> None:
+        buffer = event.current_buffer
+        if buffer.text:
+            buffer.delete()
+        else:
+            keys.ctrl_d()
+
+    @bindings.add("c-l")
+    def _redraw(event: KeyPressEvent) -> None:  # never clear the screen (the scrollback is the transcript)
+        event.app.invalidate()
+
+    return bindings
+
+
+STYLE = Style.from_dict({
+    "bottom-toolbar": "noreverse",
+    "bottom-toolbar.text": "",
+    "completion-menu": "bg:#303030 #d0d0d0",
+    "completion-menu.completion.current": "bg:#005f87 #ffffff",
+    "completion-menu.meta.completion": "bg:#262626 #a0a0a0",
+    "completion-menu.meta.completion.current": "bg:#005f87 #ffffff",
+    "placeholder": "#808080",
+})
+
+
+def build_prompt(keys: Keys, *, message: Callable[[], Any], footer: Callable[[], Any],
+                 completer: Completer, history: History) -> PromptSession[str]:
+    """The main editor line. ``message`` draws the live region above it, ``footer`` the rows below."""
+    session: PromptSession[str] = PromptSession(
+        message=message, multiline=True, prompt_continuation=lambda width, line, wrap: " " * width,
+        bottom_toolbar=footer, completer=completer, complete_while_typing=True, history=history,
+        key_bindings=key_bindings(keys), erase_when_done=True, reserve_space_for_menu=6, style=STYLE,
+        include_default_pygments_style=False, enable_suspend=True,
+    )
+    session.app.ttimeoutlen = 0.05  # Esc is answered at once (Alt+key sequences arrive in one read)
+    return session
+
+
+__all__ = ["PiCompleter", "build_prompt", "history_for", "key_bindings"]

@@ -1,0 +1,436 @@
+"""Turning session events into terminal output.
+
+Two kinds of output, as users of pi asked for (no wiped scrollback, no flicker):
+
+* **scrollback rows** — finished lines (a user prompt, a finished row of the answer, a tool call
+  with its result). Each is handed to :meth:`Output.scroll` exactly once and never redrawn.
+* **the live region** — what is still changing: the row of the answer being typed, running tools,
+  the "working" spinner, queued messages. :meth:`Renderer.live_rows` describes it; the terminal
+  layer redraws only that.
+
+The cost per streamed token is a slice of the new characters plus a width check of the current
+row (at most one screen row long): no re-rendering of the message so far.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from . import blocks
+from .markdown import MarkdownRows
+from .style import Palette, clip, display_width, wrap
+
+
+class Output(Protocol):
+    def scroll(self, rows: list[str]) -> None:
+        """Print finished rows into the scrollback (once)."""
+
+    def live_changed(self) -> None:
+        """The live region changed; redraw it when convenient."""
+
+
+@dataclass
+class Stats:
+    """Usage figures the footer shows, from the assistant messages seen."""
+
+    context_tokens: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float = 0.0
+
+    def add(self, message: Any) -> None:
+        usage = getattr(message, "usage", None)
+        if usage is None:
+            return
+        tokens = usage.input + usage.output + usage.cache_read + usage.cache_write
+        if tokens:  # an aborted or failed reply without usage keeps the last known context size
+            self.context_tokens = usage.total_tokens or tokens
+        self.input_tokens += usage.input
+        self.output_tokens += usage.output
+        self.cost += float(usage.cost.total or 0)
+
+
+@dataclass
+class _RunningTool:
+    name: str
+    args: dict[str, Any]
+    started: float = field(default_factory=time.monotonic)
+    last_line: str = ""
+
+
+class _TextStream:
+    """One streamed text or thinking block, cut into finished rows as it arrives."""
+
+    def __init__(self, kind: str, palette: Palette, width: int | None) -> None:
+        self.kind = kind
+        self.palette = palette
+        self.width = width
+        self.buf = ""
+        self.first = True  # ``buf`` starts a logical line
+        self.started = False
+        self.markdown = MarkdownRows(palette) if kind == "text" else None
+
+    def feed(self, text: str) -> list[str]:
+        if not self.started:
+            text = text.lstrip("\n")
+            if not text:
+                return []
+            self.started = True
+        out: list[str] = []
+        while True:
+            newline = text.find("\n")
+            if newline < 0:
+                self._append(text, out)
+                return out
+            self._append(text[:newline], out)
+            out.append(self._row(self.buf))
+            self._end_line()
+            text = text[newline + 1:]
+
+    def close(self) -> list[str]:
+        return [self._row(self.buf)] if self.buf else []
+
+    def tail(self) -> str:
+        return self.palette(self.buf, "dim", "italic") if self.kind == "thinking" else self.buf
+
+    def _append(self, chunk: str, out: list[str]) -> None:
+        if not self.buf and not self.first:
+            chunk = chunk.lstrip(" ")  # a wrapped row does not start with the spaces of the break
+        self.buf += chunk
+        if self.width and len(self.buf) > self.width // 2 and display_width(self.buf) > self.width:
+            rows = wrap(self.buf, self.width)
+            for row in rows[:-1]:
+                out.append(self._row(row))
+                self.first = False
+            self.buf = rows[-1]
+
+    def _row(self, text: str) -> str:
+        if self.markdown is None:
+            return self.palette(text, "dim", "italic")
+        return self.markdown.row(text, first=self.first)
+
+    def _end_line(self) -> None:
+        self.buf = ""
+        self.first = True
+        if self.markdown is not None:
+            self.markdown.end_line()
+
+
+class _Progress:
+    """How far the renderer has got through the assistant message being streamed."""
+
+    def __init__(self) -> None:
+        self.index = 0
+        self.consumed = 0
+
+
+class Renderer:
+    """Consumes session events (``handle``) and writes to an :class:`Output`.
+
+    :param width: current terminal width in columns, or ``None`` for no wrapping (a pipe).
+    """
+
+    def __init__(self, out: Output, palette: Palette, width: Callable[[], int | None]) -> None:
+        self.out = out
+        self.palette = palette
+        self.width = width
+        self.stats = Stats()
+        self.working = False
+        self.working_since = 0.0
+        self.steering: list[str] = []
+        self.follow_ups: list[str] = []
+        self.last_answer = ""
+        self.running: dict[str, _RunningTool] = {}
+        self._stream: _TextStream | None = None
+        self._progress: _Progress | None = None
+        self._pending_calls: list[str] = []
+        self._last_row: str | None = None
+        self._last_kind = ""
+
+    # -- scrollback helpers --------------------------------------------------------------------
+
+    def scroll(self, rows: list[str], kind: str = "text") -> None:
+        if rows:
+            self._last_row = rows[-1]
+            self._last_kind = kind
+            self.out.scroll(rows)
+
+    def gap(self) -> None:
+        """A blank row between blocks (never two, none at the very top)."""
+        if self._last_row not in (None, ""):
+            self.scroll([""])
+
+    def notice(self, text: str, level: str = "info") -> None:
+        style = {"info": ("gray",), "warning": ("yellow",), "error": ("red",)}.get(level, ())
+        self._end_stream()
+        self.scroll([self.palette(line, *style) for line in text.split("\n")])
+
+    def print_block(self, rows: Iterable[str]) -> None:
+        """Rows from a command (``/session``, ``/help``...), set off by blank rows."""
+        self._end_stream()
+        self.gap()
+        self.scroll(list(rows))
+        self.gap()
+
+    # -- events --------------------------------------------------------------------------------
+
+    def handle(self, event: Any) -> None:
+        handler = getattr(self, f"_on_{getattr(event, 'type', '')}", None)
+        if handler is not None:
+            handler(event)
+
+    def _on_agent_start(self, event: Any) -> None:
+        self.working = True
+        self.working_since = time.monotonic()
+        self.out.live_changed()
+
+    def _on_agent_settled(self, event: Any) -> None:
+        self._end_stream()
+        self.working = False
+        self.running.clear()
+        self._pending_calls = []
+        self.out.live_changed()
+
+    def _on_message_start(self, event: Any) -> None:
+        message = event.message
+        role = getattr(message, "role", None)
+        if role == "assistant":
+            self._progress = _Progress()
+        elif role == "user":
+            self.user_block(_content_text(message.content))
+        elif role == "custom" and getattr(message, "display", True):
+            self.notice(f"[{message.custom_type}] {_content_text(message.content)}")
+        elif role == "bashExecution":
+            self.bash_block(message)
+
+    def _on_message_update(self, event: Any) -> None:
+        if self._progress is not None:
+            self._advance(event.message)
+
+    def _on_message_end(self, event: Any) -> None:
+        message = event.message
+        if getattr(message, "role", None) != "assistant":
+            return
+        if self._progress is None:
+            self._progress = _Progress()
+        self._advance(message)
+        self._end_stream()
+        self._progress = None
+        self._pending_calls = []
+        self.stats.add(message)
+        self.last_answer = message.text() if hasattr(message, "text") else self.last_answer
+        self._stop_reason(message)
+        self.out.live_changed()
+
+    def _on_tool_execution_start(self, event: Any) -> None:
+        self.running[event.tool_call_id] = _RunningTool(event.tool_name, dict(event.args or {}))
+        self.out.live_changed()
+
+    def _on_tool_execution_update(self, event: Any) -> None:
+        tool = self.running.get(event.tool_call_id)
+        if tool is not None:
+            text = blocks.result_text(event.partial_result).rstrip("\n")
+            tool.last_line = text[text.rfind("\n") + 1:] if text else ""
+            self.out.live_changed()
+
+    def _on_tool_execution_end(self, event: Any) -> None:
+        tool = self.running.pop(event.tool_call_id, None)
+        args = tool.args if tool else {}
+        self.tool_block(event.tool_name, args, event.result, failed=bool(event.is_error))
+        self.out.live_changed()
+
+    def _on_queue_update(self, event: Any) -> None:
+        self.steering, self.follow_ups = list(event.steering), list(event.follow_up)
+        self.out.live_changed()
+
+    def _on_auto_retry_start(self, event: Any) -> None:
+        seconds = event.delay_ms / 1000
+        self.notice(f"Retrying ({event.attempt}/{event.max_attempts}) in {seconds:g}s: {event.error_message}",
+                    "warning")
+
+    def _on_auto_retry_end(self, event: Any) -> None:
+        if not event.success:
+            self.notice(f"Retry failed after {event.attempt} attempt(s): {event.final_error or 'unknown error'}",
+                        "error")
+
+    def _on_compaction_start(self, event: Any) -> None:
+        self.notice(f"Compacting the conversation ({event.reason})…")
+
+    def _on_compaction_end(self, event: Any) -> None:
+        if event.error_message:
+            self.notice(f"Compaction failed: {event.error_message}", "error")
+        elif event.aborted:
+            self.notice("Compaction aborted", "warning")
+        else:
+            self.notice("Compaction done")
+
+    # -- blocks --------------------------------------------------------------------------------
+
+    def user_block(self, text: str) -> None:
+        self._end_stream()
+        self.gap()
+        width = self.width()
+        rows: list[str] = []
+        for line in text.split("\n"):
+            rows.extend(wrap(line, width - 2 if width else None))
+        marker = self.palette(self.palette.glyphs.user, "bold", "blue")
+        self.scroll([f"{marker if i == 0 else ' '} {self.palette(r, 'bold')}" for i, r in enumerate(rows)])
+        self.gap()
+
+    def tool_block(self, name: str, args: dict[str, Any], result: Any, *, failed: bool) -> None:
+        self._end_stream()
+        if self._last_kind != "tool":
+            self.gap()
+        self.scroll(blocks.tool_block(self.palette, name, args, result, self.width(), failed=failed), "tool")
+
+    def bash_block(self, message: Any) -> None:
+        result = {"content": [{"type": "text", "text": message.output}]}
+        failed = bool(message.exit_code) or bool(message.cancelled)
+        self.tool_block("bash", {"command": message.command}, result, failed=failed)
+
+    def _stop_reason(self, message: Any) -> None:
+        reason = getattr(message, "stop_reason", None)
+        if reason == "error":
+            self.notice(f"Error: {message.error_message or 'the model request failed'}", "error")
+        elif reason == "aborted":
+            self.notice("Aborted", "warning")
+        elif reason == "length":
+            self.notice("The answer was cut off at the output token limit", "warning")
+
+    # -- streaming -----------------------------------------------------------------------------
+
+    def _advance(self, message: Any) -> None:
+        progress = self._progress
+        assert progress is not None
+        content = message.content
+        while progress.index < len(content):
+            block = content[progress.index]
+            kind = getattr(block, "type", None)
+            if kind in ("text", "thinking"):
+                value = block.text if kind == "text" else block.thinking
+                if len(value) > progress.consumed:
+                    self._feed(kind, value[progress.consumed:])
+                    progress.consumed = len(value)
+            elif kind == "toolCall" and block.name not in self._pending_calls:
+                self._pending_calls.append(block.name)
+                self.out.live_changed()
+            if progress.index == len(content) - 1:
+                return
+            self._end_stream()
+            progress.index += 1
+            progress.consumed = 0
+
+    def _feed(self, kind: str, text: str) -> None:
+        stream = self._stream
+        if stream is None or stream.kind != kind:
+            self._end_stream()
+            stream = self._stream = _TextStream(kind, self.palette, self.width())
+        was_started = stream.started
+        rows = stream.feed(text)
+        if stream.started and not was_started:
+            self.gap()
+        self.scroll(rows)
+        self.out.live_changed()
+
+    def _end_stream(self) -> None:
+        stream, self._stream = self._stream, None
+        if stream is not None:
+            self.scroll(stream.close())
+
+    # -- the live region -----------------------------------------------------------------------
+
+    def live_rows(self, width: int | None = None) -> list[str]:
+        """What is still changing, top to bottom (without the input line and footer)."""
+        width = width or self.width() or 80
+        p = self.palette
+        rows: list[str] = []
+        if self._stream is not None and self._stream.buf:
+            rows.append(self._stream.tail())
+        for name in self._pending_calls:
+            if name not in {t.name for t in self.running.values()}:
+                rows.append(p(f"{p.glyphs.tool} {name} {p.glyphs.ellipsis}", "gray"))
+        for tool in self.running.values():
+            rows.append(self._running_row(tool, width))
+            if tool.last_line.strip():
+                rows.append("  " + p(clip(tool.last_line.replace("\t", "    "), width - 4, p.glyphs.ellipsis), "gray"))
+        if self.working:
+            rows.append(self._working_row())
+        rows.extend(self._queue_rows(width))
+        return rows
+
+    def _running_row(self, tool: _RunningTool, width: int) -> str:
+        elapsed = time.monotonic() - tool.started
+        head = blocks.header(self.palette, tool.name, tool.args, width - 8, running=self.spinner())
+        return f"{head} {self.palette(f'{elapsed:.0f}s', 'gray')}" if elapsed >= 1 else head
+
+    def _working_row(self) -> str:
+        elapsed = time.monotonic() - self.working_since
+        p = self.palette
+        return f"{p(self.spinner(), 'cyan')} {p('Working' + p.glyphs.ellipsis, 'cyan')} " \
+               f"{p(f'{elapsed:.0f}s · esc to interrupt', 'gray')}"
+
+    def _queue_rows(self, width: int) -> list[str]:
+        rows = []
+        for label, items in (("steer", self.steering), ("follow-up", self.follow_ups)):
+            for text in items:
+                line = " ".join(text.split())
+                rows.append(self.palette(clip(f"  queued {label}: {line}", width, self.palette.glyphs.ellipsis),
+                                         "yellow"))
+        return rows
+
+    def spinner(self) -> str:
+        frames = self.palette.glyphs.spinner
+        return frames[int(time.monotonic() * 10) % len(frames)]
+
+    # -- history -------------------------------------------------------------------------------
+
+    def replay(self, messages: list[Any], limit: int = 60) -> None:
+        """Print an existing conversation (a resumed session), the last ``limit`` messages."""
+        shown = [m for m in messages if getattr(m, "role", None) != "system"]
+        if len(shown) > limit:
+            self.notice(f"{self.palette.glyphs.ellipsis} {len(shown) - limit} earlier messages not shown")
+            shown = shown[-limit:]
+        calls: dict[str, Any] = {}
+        for message in shown:
+            self._replay_one(message, calls)
+        self._end_stream()
+
+    def _replay_one(self, message: Any, calls: dict[str, Any]) -> None:
+        role = getattr(message, "role", None)
+        if role == "assistant":
+            for block in message.content:
+                if getattr(block, "type", None) == "toolCall":
+                    calls[block.id] = block
+            self._on_message_start(_Event(message))
+            self._on_message_end(_Event(message))
+        elif role == "toolResult":
+            call = calls.get(message.tool_call_id)
+            self.tool_block(message.tool_name, getattr(call, "arguments", {}), message, failed=message.is_error)
+        elif role in ("compactionSummary", "branchSummary"):
+            self.notice(f"[{role}] {clip(' '.join(message.summary.split()), 200)}")
+        else:
+            self._on_message_start(_Event(message))
+
+
+@dataclass
+class _Event:
+    message: Any
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content or []:
+        kind = getattr(block, "type", None)
+        if kind == "text":
+            parts.append(block.text)
+        elif kind == "image":
+            parts.append("[image]")
+    return "\n".join(parts)
+
+
+__all__ = ["Output", "Renderer", "Stats"]

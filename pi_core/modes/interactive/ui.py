@@ -1,0 +1,98 @@
+"""``ctx.ui`` in the terminal: plugins' dialogs become inline prompts, notices one-line messages in the
+scrollback, statuses part of the footer.
+
+Dialogs need the keyboard, which the editor line normally has; :class:`InteractiveUI` asks its
+:class:`DialogHost` (the app) for exclusive use of the terminal, so a plugin may open a dialog at any
+time — from a command, or from a hook in the middle of a run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Protocol, TypeVar
+
+from pi_core import UI
+
+T = TypeVar("T")
+
+
+class Dialogs(Protocol):
+    """How dialogs are drawn: with prompt_toolkit on a terminal, line by line on a pipe."""
+
+    async def select(self, title: str, options: Sequence[str]) -> int | None: ...
+    async def input(self, title: str, placeholder: str) -> str | None: ...
+    async def editor(self, title: str, prefill: str) -> str | None: ...
+
+
+class DialogHost(Protocol):
+    def exclusive(self, run: Callable[[], Awaitable[T]]) -> Awaitable[T]:
+        """Run ``run`` while nothing else reads the keyboard."""
+
+    def notify(self, message: str, level: str) -> None: ...
+    def set_status(self, key: str, text: str | None) -> None: ...
+    def set_title(self, title: str) -> None: ...
+
+
+class InteractiveUI(UI):
+    """The interactive mode's :class:`pi_core.UI`. ``has_ui`` is true: dialogs really ask the user."""
+
+    has_ui = True
+
+    def __init__(self, host: DialogHost, dialogs: Dialogs) -> None:
+        self.host = host
+        self.dialogs = dialogs
+
+    async def notify(self, message: str, level: str = "info") -> None:  # type: ignore[override]
+        self.host.notify(message, level)
+
+    async def select(self, title: str, options: Sequence[str], *, timeout: float | None = None) -> str | None:
+        index = await self.select_index(title, options, timeout=timeout)
+        return None if index is None else list(options)[index]
+
+    async def select_index(self, title: str, options: Sequence[str], *, timeout: float | None = None) -> int | None:
+        """Like :meth:`select`, but the position of the choice (options may repeat)."""
+        if not options:
+            return None
+        index = await self._ask(lambda: self.dialogs.select(title, list(options)), timeout)
+        self._echo(title, None if index is None else list(options)[index])
+        return index
+
+    async def confirm(self, title: str, message: str = "", *, timeout: float | None = None) -> bool:
+        heading = f"{title} — {message}" if message else title
+        index = await self._ask(lambda: self.dialogs.select(heading, ["Yes", "No"]), timeout)
+        self._echo(heading, "yes" if index == 0 else "no")
+        return index == 0
+
+    async def input(self, title: str, placeholder: str = "", *, timeout: float | None = None) -> str | None:
+        answer = await self._ask(lambda: self.dialogs.input(title, placeholder), timeout)
+        self._echo(title, answer)
+        return answer
+
+    async def editor(self, title: str, prefill: str = "") -> str | None:
+        answer = await self._ask(lambda: self.dialogs.editor(title, prefill), None)
+        self._echo(title, None if answer is None else f"({answer.count(chr(10)) + 1} lines)")
+        return answer
+
+    async def set_status(self, key: str, text: str | None) -> None:
+        self.host.set_status(key, text)
+
+    async def set_title(self, title: str) -> None:
+        self.host.set_title(title)
+
+    async def _ask(self, run: Callable[[], Awaitable[T]], timeout: float | None) -> T | None:
+        async def bounded() -> T | None:
+            if timeout is None:
+                return await run()
+            try:
+                return await asyncio.wait_for(run(), timeout)
+            except asyncio.TimeoutError:
+                return None
+        return await self.host.exclusive(bounded)
+
+    def _echo(self, title: str, answer: Any) -> None:
+        shown = "(cancelled)" if answer is None else str(answer).split("\n")[0]
+        self.host.notify(f"? {title}: {shown}", "info")
+
+
+__all__ = ["DialogHost", "Dialogs", "InteractiveUI"]

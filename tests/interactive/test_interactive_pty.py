@@ -1,0 +1,298 @@
+"""The interactive mode as a user meets it: the real program in a pseudo-terminal, read through a
+virtual terminal (pyte), with scripted model turns."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ptyterm import PtyApp
+
+DRIVER = Path(__file__).with_name("drive_app.py")
+pytestmark = pytest.mark.timeout(60)
+
+
+def start(tmp_path: Path, turns: list[dict[str, Any]] | None = None, *, env: dict[str, str] | None = None,
+          **script: Any) -> PtyApp:
+    (tmp_path / "project").mkdir(exist_ok=True)
+    (tmp_path / "project" / "notes.txt").write_text("one\ntwo\n")
+    config = {"cwd": str(tmp_path / "project"), "agent_dir": str(tmp_path / "agent"),
+              "session_dir": str(tmp_path / "sessions"), "turns": turns or [], **script}
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps(config))
+    child_env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    child_env.update({"TERM": "xterm", "PI_CODING_AGENT_DIR": str(tmp_path / "agent"), "PI_NO_OSC52": "1"},
+                     **(env or {}))
+    app = PtyApp([sys.executable, str(DRIVER), str(path)], env=child_env, cwd=tmp_path / "project",
+                 stderr=tmp_path / "stderr.txt")
+    app.wait_for(lambda: "thinking" in app.display()[-1], 30)  # the editor and its footer are up
+    app.settle(0.2)
+    return app
+
+
+@pytest.fixture
+def running(tmp_path: Path):  # type: ignore[no-untyped-def]
+    apps: list[PtyApp] = []
+
+    def launch(*args: Any, **kwargs: Any) -> PtyApp:
+        app = start(tmp_path, *args, **kwargs)
+        apps.append(app)
+        return app
+
+    yield launch
+    for app in apps:
+        app.close()
+        assert b"\x1b[3J" not in app.raw, "the scrollback must never be erased"
+        assert b"\x1b[2J" not in app.raw, "the screen must never be cleared"
+
+
+def session_lines(tmp_path: Path) -> list[dict[str, Any]]:
+    files = sorted((tmp_path / "sessions").glob("*.jsonl"))
+    assert files, "no session file was written"
+    return [json.loads(line) for line in files[-1].read_text().splitlines()]
+
+
+def quit_app(app: PtyApp) -> int:
+    app.send("\x04")  # Ctrl+D on the empty editor
+    return app.wait_exit()
+
+
+def test_streams_the_answer_and_shows_tool_blocks(running, tmp_path: Path) -> None:
+    app = running([{"thinking": "Looking around first.", "text": "Listing the folder.", "tools": [["ls", {}]]},
+                   {"text": "Found **notes.txt** in the folder; " + "it has two lines. " * 8}])
+    app.type("what is here?")
+    app.wait_for("it has two lines. it has two lines.")
+    app.settle()
+    text = app.text()
+    assert "› what is here?" in text
+    assert "Looking around first." in text
+    assert re.search(r"● ls\n  notes\.txt", text), text
+    assert "Found notes.txt in the folder" in text  # bold markers become styling
+    assert all(len(row) <= 80 for row in app.scrollback())
+    assert quit_app(app) == 0
+    records = session_lines(tmp_path)
+    roles = [r["message"]["role"] for r in records if r["type"] == "message"]
+    assert roles == ["system", "user", "assistant", "toolResult", "assistant"]
+    assert (tmp_path / "agent" / "shutdown.log").read_text() == "shutdown quit\n"
+
+
+def test_text_appears_while_it_streams(running) -> None:
+    app = running([{"text": "alpha " * 30 + "omega-end", "delta_delay": 0.05}])
+    app.type("go")
+    app.wait_for("alpha alpha alpha")
+    assert "omega-end" not in app.text(), "the first words show before the answer is complete"
+    app.wait_for("omega-end")
+    quit_app(app)
+
+
+def test_escape_interrupts_a_slow_stream(running, tmp_path: Path) -> None:
+    app = running([{"text": "word " * 400, "delta_delay": 0.05}])
+    app.type("write a lot")
+    app.wait_for("word word word")
+    app.wait_for("Working")
+    started = time.monotonic()
+    app.send("\x1b")
+    app.wait_for("Aborted", timeout=5)
+    assert time.monotonic() - started < 5
+    app.settle()
+    assert "Working" not in "\n".join(app.display())
+    assert quit_app(app) == 0
+    assistant = [r["message"] for r in session_lines(tmp_path) if r.get("message", {}).get("role") == "assistant"]
+    assert assistant[-1]["stopReason"] == "aborted"
+
+
+def test_escape_interrupts_a_running_tool(running) -> None:
+    app = running([{"text": "Waiting.", "tools": [["slow", {}]]}, {"text": "after the tool"}])
+    app.type("wait")
+    app.wait_for(lambda: "slow" in "\n".join(app.display()) and "Working" in "\n".join(app.display()))
+    app.send("\x1b")
+    app.wait_for("slow tool was interrupted", timeout=5)
+    app.settle()
+    assert "after the tool" not in app.text()
+    quit_app(app)
+
+
+def test_enter_while_working_queues_steering_and_delivers_it(running, tmp_path: Path) -> None:
+    app = running([{"text": "Starting.", "tools": [["bash", {"command": "sleep 1.5; echo slept"}]]},
+                   {"text": "steered answer"}])
+    app.type("do the slow thing")
+    app.wait_for(lambda: "bash" in "\n".join(app.display()))
+    app.type("also check the tests")
+    app.wait_for("queued steer: also check the tests", timeout=3)
+    app.wait_for("› also check the tests")
+    app.wait_for("steered answer")
+    app.settle()
+    assert "queued steer" not in "\n".join(app.display())
+    quit_app(app)
+    users = [r["message"]["content"][0]["text"] for r in session_lines(tmp_path)
+             if r.get("message", {}).get("role") == "user"]
+    assert users == ["do the slow thing", "also check the tests"]
+
+
+def test_alt_enter_while_working_queues_a_follow_up(running, tmp_path: Path) -> None:
+    app = running([{"text": "Starting.", "tools": [["bash", {"command": "sleep 1.5"}]]}, {"text": "first done"}])
+    app.type("start")
+    app.wait_for(lambda: "bash" in "\n".join(app.display()))
+    app.send("and then this")
+    app.pump(0.1)
+    app.send("\x1b\r")
+    app.wait_for("queued follow-up: and then this", timeout=3)
+    app.wait_for("echo: and then this")  # delivered after the run, answered by the echo model
+    text = app.text()
+    assert text.index("first done") < text.index("› and then this")
+    quit_app(app)
+
+
+def test_model_and_name_commands(running, tmp_path: Path) -> None:
+    app = running()
+    app.type("/model faux-2")
+    app.wait_for("Model: faux/faux-2")
+    app.wait_for(lambda: "faux/faux-2" in "\n".join(app.display()))  # the footer follows
+    app.type("/name my refactor")
+    app.wait_for("Session name set: my refactor")
+    app.type("/name")
+    app.wait_for("Session name: my refactor")
+    app.type("hi")
+    app.wait_for("echo: hi")
+    app.type("/session")
+    app.wait_for("Tool results:")
+    assert "Name:    my refactor" in app.text()
+    assert quit_app(app) == 0
+    records = session_lines(tmp_path)
+    assert {"type": "model_change", "provider": "faux", "modelId": "faux-2"}.items() <= \
+        [r for r in records if r["type"] == "model_change"][-1].items()
+    assert [r["name"] for r in records if r["type"] == "session_info"] == ["my refactor"]
+    assistant = [r["message"] for r in records if r.get("message", {}).get("role") == "assistant"]
+    assert assistant[-1]["model"] == "faux-2"
+
+
+def test_model_picker_dialog(running) -> None:
+    app = running()
+    app.type("/model")
+    app.wait_for("faux/faux-2")
+    app.send("two")  # filter by name
+    app.pump(0.2)
+    app.send("\r")
+    app.wait_for("Model: faux/faux-2")
+    quit_app(app)
+
+
+def test_plugin_commands_use_dialogs_and_status(running) -> None:
+    app = running()
+    app.type("/pi", enter=False)
+    app.wait_for("pick a fruit (select dialog)")  # completion menu with the description
+    app.send("\x15")  # Ctrl+U: clear the line
+    app.type("/pick")
+    app.wait_for("Pick a fruit")
+    app.send("\x1b[B")  # down
+    app.pump(0.1)
+    app.send("\r")
+    app.wait_for("picked banana")
+    app.type("/ask")
+    app.wait_for("Your name")
+    app.type("Ada")
+    app.wait_for("Really?")
+    app.send("\r")
+    app.wait_for("hello Ada (True)")
+    app.wait_for(lambda: "name=Ada ok=True" in "\n".join(app.display()))
+    quit_app(app)
+
+
+def test_at_path_completion(running) -> None:
+    app = running()
+    app.type("summarise @no", enter=False)
+    app.send("\t")
+    app.wait_for("summarise @notes.txt")
+    app.send("\x15")
+    quit_app(app)
+
+
+def test_ctrl_c_twice_exits_cleanly(running, tmp_path: Path) -> None:
+    app = running()
+    app.type("hello")
+    app.wait_for("echo: hello")
+    app.type("draft", enter=False)
+    app.send("\x03")  # clears the draft
+    app.settle(0.2)
+    assert "draft" not in "\n".join(app.display())
+    app.send("\x03")
+    app.wait_for("Press Ctrl+C again to exit")
+    app.send("\x03")
+    assert app.wait_exit() == 0
+    assert (tmp_path / "agent" / "shutdown.log").read_text() == "shutdown quit\n"
+    records = session_lines(tmp_path)
+    assert records[-1]["message"]["role"] == "assistant"
+
+
+def test_history_is_kept_across_runs(running, tmp_path: Path) -> None:
+    app = running()
+    app.type("remember this line")
+    app.wait_for("echo: remember this line")
+    quit_app(app)
+    again = running()
+    again.send("\x1b[A")  # up: the previous run's prompt
+    again.wait_for(lambda: "remember this line" in "\n".join(again.display()))
+    again.send("\x15")  # Ctrl+U: Ctrl+D only exits on an empty editor
+    quit_app(again)
+
+
+def test_new_and_resume(running, tmp_path: Path) -> None:
+    app = running()
+    app.type("first session prompt")
+    app.wait_for("echo: first session prompt")
+    app.type("/new")
+    app.wait_for("New session started")
+    app.type("second session prompt")
+    app.wait_for("echo: second session prompt")
+    app.type("/resume")
+    app.wait_for("Resume session")
+    app.type("first")
+    app.wait_for("Resumed")
+    app.type("back again")
+    app.wait_for("echo: back again")
+    quit_app(app)
+    files = sorted((tmp_path / "sessions").glob("*.jsonl"))
+    assert len(files) == 2
+    texts = {f: f.read_text() for f in files}
+    first = next(f for f, t in texts.items() if "first session prompt" in t)
+    assert "back again" in texts[first]
+    assert (tmp_path / "agent" / "shutdown.log").read_text().split("\n")[:3] == \
+        ["shutdown new", "shutdown resume", "shutdown quit"]
+
+
+def test_no_color_sends_no_colours(running) -> None:
+    app = running(env={"NO_COLOR": "1"})
+    app.type("hello")
+    app.wait_for("echo: hello")
+    quit_app(app)
+    colours = re.findall(rb"\x1b\[[0-9;]*(?:3[0-7]|9[0-7]|38;[0-9;]+)m", bytes(app.raw))
+    assert colours == []
+
+
+def test_without_a_terminal_it_is_a_line_repl(tmp_path: Path) -> None:
+    import subprocess
+
+    (tmp_path / "project").mkdir()
+    config = {"cwd": str(tmp_path / "project"), "agent_dir": str(tmp_path / "agent"),
+              "session_dir": str(tmp_path / "sessions"),
+              "turns": [{"text": "Listing.", "tools": [["ls", {}]]}, {"text": "done listing"}]}
+    (tmp_path / "script.json").write_text(json.dumps(config))
+    result = subprocess.run([sys.executable, str(DRIVER), str(tmp_path / "script.json")],
+                            input="list please\n/name piped\nsecond\n/quit\n", capture_output=True, text=True,
+                            timeout=60, env={**os.environ, "PI_CODING_AGENT_DIR": str(tmp_path / "agent")})
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "\x1b" not in out
+    assert "> list please" in out or "› list please" in out
+    assert "done listing" in out
+    assert "Session name set: piped" in out
+    assert "echo: second" in out
+    assert out.index("done listing") < out.index("echo: second")
+    records = session_lines(tmp_path)
+    assert [r["name"] for r in records if r["type"] == "session_info"] == ["piped"]
