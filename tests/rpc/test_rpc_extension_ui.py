@@ -67,3 +67,13 @@ def test_plugin_prints_go_to_stderr_and_command_failures_are_reported(tmp_path: 
     assert shout["success"] is True and state["success"] is True
     assert b"stray output" not in raw and b"stray output from a plugin" in pi.stderr
     assert boom["success"] is False and "failed on purpose" in boom["error"]
+
+
+def test_failing_hooks_are_reported_as_extension_error_events(tmp_path: Path) -> None:
+    with RpcProcess(tmp_path, extensions=(UI_EXT,)) as pi:
+        events = pi.prompt("hello")
+    errors = [r for r in events if r["type"] == "extension_error"]
+    assert errors and errors[0]["event"] == "turn_start"
+    assert errors[0]["extensionPath"] == str(UI_EXT) and "turn_start hook broke" in errors[0]["error"]
+    answers = [r for r in events if r["type"] == "message_end" and r["message"]["role"] == "assistant"]
+    assert answers[-1]["message"]["content"][0]["text"] == "echo: hello"  # the run went on
