@@ -278,6 +278,8 @@ async def _compact(rpc: RpcServer, cmd: dict[str, Any]) -> Any:
 
     compact = _required_method(rpc.session, "compact", "compaction")
     result = await compact(field(cmd, "customInstructions", str, required=False))
+    if result is None:  # a plugin's session_before_compact cancelled it
+        raise RpcError("Compaction cancelled")
     return to_jsonable(result)
 
 
