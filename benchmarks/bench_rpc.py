@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "rpc"))
-from rpc_client import RpcProcess  # noqa: E402  (the test suite's client)
+from rpc_client import RpcProcess
 
 
 def ms(seconds: float) -> str:

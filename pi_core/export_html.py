@@ -17,7 +17,7 @@ import json
 import os
 import re
 import tempfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -113,7 +113,7 @@ def _system_block(system_prompt: str | None, tools: list[Any] | None) -> str:
 def _footer() -> str:
     from ._version import __version__
 
-    when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     return f"<footer>Exported by pi_core {_e(__version__)} on {_e(when)}</footer>"
 
 

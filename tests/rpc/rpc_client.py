@@ -10,8 +10,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "rpc"
 SCRIPTED = FIXTURES / "scripted_model.py"
@@ -119,10 +120,10 @@ class RpcProcess:
 
     # -- cleanup -------------------------------------------------------------------------------
 
-    def __enter__(self) -> RpcProcess:
+    def __enter__(self) -> RpcProcess:  # noqa: PYI034
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self.proc.poll() is None:
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)

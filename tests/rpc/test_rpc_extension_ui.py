@@ -59,7 +59,7 @@ def test_open_dialogs_are_cancelled_when_stdin_closes(tmp_path: Path) -> None:
 def test_plugin_prints_go_to_stderr_and_command_failures_are_reported(tmp_path: Path) -> None:
     with RpcProcess(tmp_path, extensions=(UI_EXT,)) as pi:
         shout, _ = pi.call({"type": "prompt", "message": "/shout"})
-        boom, seen = pi.call({"type": "prompt", "message": "/boom"})
+        boom, _ = pi.call({"type": "prompt", "message": "/boom"})
         state, _ = pi.call({"type": "get_state"})  # still serving
         pi.close_stdin()
         assert pi.wait(20) == 0

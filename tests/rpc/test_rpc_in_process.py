@@ -27,8 +27,11 @@ def test_run_rpc_serves_a_session_over_pipes_until_input_ends(tmp_path: Path) ->
         # the prompt settles before the next command only because we wait for it: send both, then end input
         os.write(in_write, b"".join(json.dumps(c).encode() + b"\n" for c in commands[:1]))
         task = asyncio.ensure_future(run_rpc(session, stdin=in_read, stdout=out_write))
-        while b'"agent_settled"' not in b"".join(received):
-            await asyncio.sleep(0.01)
+        async def settled() -> None:
+            while b'"agent_settled"' not in b"".join(received):
+                await asyncio.sleep(0.01)
+
+        await asyncio.wait_for(settled(), 20)
         os.write(in_write, json.dumps(commands[1]).encode() + b"\n")
         os.close(in_write)
         code = await asyncio.wait_for(task, 20)

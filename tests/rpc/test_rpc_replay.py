@@ -61,7 +61,7 @@ def test_c_rpc_requests_get_responses_of_pis_shape(tmp_path: Path) -> None:
 
 
 def test_c_rpc_state_model_and_stats_carry_pis_fields(tmp_path: Path) -> None:
-    recorded = dict((r.get("id"), resp) for r, resp in transcript_exchanges(C_RPC / "rpc_transcript.jsonl"))
+    recorded = {r.get("id"): resp for r, resp in transcript_exchanges(C_RPC / "rpc_transcript.jsonl")}
     with RpcProcess(tmp_path, script=C_RPC / "script.json") as pi:
         pi.prompt("Hello")
         state, _ = pi.call({"type": "get_state"})

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .protocol import NO_DATA, RpcError, field, failure, success
+from .protocol import NO_DATA, RpcError, failure, field, success
 
 if TYPE_CHECKING:
     from .server import RpcServer

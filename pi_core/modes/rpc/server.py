@@ -150,7 +150,7 @@ class RpcServer:
         self.session.abort_bash()
         try:
             await asyncio.wait_for(self.session.abort(), STOP_TIMEOUT)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self.report("the run did not stop in time after abort")
         for task in self._tasks:
             task.cancel()

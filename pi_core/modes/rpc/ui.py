@@ -108,7 +108,7 @@ class RpcUI(UI):
         self._send(_request(request_id, request))
         try:
             return await asyncio.wait_for(future, timeout) if timeout is not None else await future
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return {"cancelled": True}
         finally:
             self._pending.pop(request_id, None)
