@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rpc_client import FIXTURES, Record, RpcProcess
 
-SLOW = {"text": "slow " * 60, "chunk_delay_s": 0.05}
+SLOW = {"text": "slow " * 120, "chunk_delay_s": 0.05}  # ≈ 2 s: room for the queue commands
 
 
 def write_script(tmp_path: Path, turns: list[dict]) -> Path:
@@ -37,7 +37,7 @@ def test_steer_follow_up_and_clear_queue_while_streaming(tmp_path: Path) -> None
     assert follow["success"] is True
     updates = [r for r in events if r["type"] == "queue_update"]
     assert {"type": "queue_update", "steering": ["and also"], "followUp": []} in updates
-    assert answer_texts(events) == ["slow " * 60, "slow " * 60]  # the follow-up ran in the same run
+    assert answer_texts(events) == [SLOW["text"], SLOW["text"]]  # the follow-up ran in the same run
 
 
 def test_extension_commands_cannot_be_queued(tmp_path: Path) -> None:
