@@ -296,3 +296,28 @@ def test_without_a_terminal_it_is_a_line_repl(tmp_path: Path) -> None:
     assert out.index("done listing") < out.index("echo: second")
     records = session_lines(tmp_path)
     assert [r["name"] for r in records if r["type"] == "session_info"] == ["piped"]
+
+
+def test_help_tools_thinking_and_copy(running, tmp_path: Path) -> None:
+    bin_dir = tmp_path / "bin"  # a PATH without clipboard programs: /copy falls back to printing
+    bin_dir.mkdir()
+    app = running([{"text": "the answer to copy"}], env={"PATH": str(bin_dir), "DISPLAY": ""})
+    app.type("/help")
+    app.wait_for("/resume")
+    assert "pick a fruit (select dialog)" in app.text() and "queue as follow-up" in app.text()
+    app.type("/tools")
+    app.wait_for("4 active")
+    assert re.search(r"● slow +waits until aborted", app.text())
+    app.type("/thinking high")
+    app.wait_for("Thinking level: high")
+    app.wait_for(lambda: "thinking high" in app.display()[-1])
+    app.type("/thinking loud")
+    app.wait_for("Unknown thinking level 'loud'")
+    app.type("/copy")
+    app.wait_for("There is no answer to copy yet")
+    app.type("question")
+    app.wait_for("the answer to copy")
+    app.type("/copy")
+    app.wait_for("No clipboard available; here is the last answer:")
+    assert app.text().count("the answer to copy") == 2
+    quit_app(app)

@@ -397,6 +397,10 @@ class InteractiveApp:
                     await self._await_command(task)
         finally:
             ticker.cancel()
+            while self._dialogs:  # nobody will answer them now: they get their "cancel" value
+                _, future = self._dialogs.popleft()
+                if not future.done():
+                    future.set_result(None)
 
     async def _edit(self) -> str | None:
         draft, self._draft = self._draft, ""
