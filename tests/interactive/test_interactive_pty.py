@@ -321,3 +321,38 @@ def test_help_tools_thinking_and_copy(running, tmp_path: Path) -> None:
     app.wait_for("No clipboard available; here is the last answer:")
     assert app.text().count("the answer to copy") == 2
     quit_app(app)
+
+
+def test_bang_runs_a_shell_command_for_the_user(running, tmp_path: Path) -> None:
+    app = running()
+    app.type("!echo from-the-shell")
+    app.wait_for("● bash  echo from-the-shell\n  from-the-shell")
+    app.type("!!echo private-output; exit 4")
+    app.wait_for("(exit code 4)")
+    app.wait_for("(not added to the model's context)")
+    assert re.search(r"✗ bash  echo private-output; exit 4\n  private-output", app.text())
+    app.type("!sleep 30")
+    app.wait_for(lambda: "sleep 30" in "\n".join(app.display()))
+    app.send("\x1b")
+    app.wait_for("(cancelled)", timeout=10)
+    app.type("hi")  # the file is written once the session holds a conversation message
+    app.wait_for("echo: hi")
+    quit_app(app)
+    bash = [r["message"] for r in session_lines(tmp_path) if r.get("message", {}).get("role") == "bashExecution"]
+    assert [b["command"] for b in bash] == ["echo from-the-shell", "echo private-output; exit 4", "sleep 30"]
+    assert bash[1].get("excludeFromContext") is True
+
+
+def test_plugin_widgets_and_editor_text(running) -> None:
+    app = running()
+    app.type("/widget")
+    app.wait_for("editor had 'prefilled by a plugin'")
+    app.settle()
+    screen = app.display()
+    editor = next(i for i, row in enumerate(screen) if row.startswith("› prefilled by a plugin"))
+    assert screen[editor - 2:editor] == ["TODO: write docs", "TODO: ship"]
+    below = next(i for i, row in enumerate(screen) if row == "below the editor")
+    assert below > editor and "thinking" in screen[below + 1]
+    app.send("\r")  # the prefilled text is sent like typed text
+    app.wait_for("echo: prefilled by a plugin")
+    quit_app(app)

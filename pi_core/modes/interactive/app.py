@@ -29,7 +29,7 @@ from .dialogs import LineDialogs, TerminalDialogs
 from .footer import footer_rows
 from .render import Renderer
 from .sessions import SwitchCancelled, switch_session
-from .style import ASCII_GLYPHS, Glyphs, Palette, unicode_wanted
+from .style import ASCII_GLYPHS, Glyphs, Palette, clip, unicode_wanted
 from .terminal import TerminalOutput, install_extended_keys, set_title
 from .ui import InteractiveUI
 
@@ -64,6 +64,8 @@ class _EarlyHost:
     def __init__(self) -> None:
         self.notices: list[tuple[str, str]] = []
         self.statuses: dict[str, str] = {}
+        self.widgets: dict[str, tuple[list[str] | None, str]] = {}
+        self.draft = ""
 
     async def exclusive(self, run: Callable[[], Awaitable[T]]) -> T:
         return await run()
@@ -79,6 +81,15 @@ class _EarlyHost:
 
     def set_title(self, title: str) -> None:
         return None
+
+    def set_widget(self, key: str, lines: list[str] | None, placement: str) -> None:
+        self.widgets[key] = (lines, placement)
+
+    def editor_text(self) -> str:
+        return self.draft
+
+    def set_editor_text(self, text: str, *, paste: bool = False) -> None:
+        self.draft = self.draft + text if paste else text
 
 
 def create_ui(stdout: TextIO | None = None) -> InteractiveUI:
@@ -103,6 +114,7 @@ class InteractiveApp:
             else LineOutput(stdout)
         self.renderer = Renderer(self.output, self.palette, self._width)
         self.statuses: dict[str, str] = {}
+        self.widgets: dict[str, tuple[list[str], str]] = {}
         self.hint: str | None = None
         self._hint_until = 0.0
         self._last_ctrl_c = 0.0
@@ -134,6 +146,9 @@ class InteractiveApp:
             current.host, current.dialogs = self, dialogs
             if isinstance(early, _EarlyHost):
                 self.statuses.update(early.statuses)
+                for key, (lines, placement) in early.widgets.items():
+                    self.set_widget(key, lines, placement)
+                self._draft = early.draft
                 for message, level in early.notices:
                     self.renderer.notice(message, level)
             return current
@@ -238,6 +253,8 @@ class InteractiveApp:
             return None
         parsed = parse(text)
         busy = self.is_working()
+        if text.startswith("!") and len(text.lstrip("!").strip()) > 0:
+            return self._spawn(self._user_bash(text), track=not busy)
         if parsed is not None:
             name, args = parsed
             command = BUILTINS.get(name)
@@ -281,6 +298,35 @@ class InteractiveApp:
         except Exception as exc:  # a failing hook or provider must not end the interactive session
             self.renderer.notice(f"Error: {type(exc).__name__}: {exc}", "error")
 
+    async def _user_bash(self, text: str) -> None:
+        """``!cmd`` runs a shell command whose output the model sees with the next prompt; ``!!cmd``
+        keeps it out of the model's context."""
+        from pi_core import TextContent, ToolExecutionEndEvent, ToolExecutionStartEvent, ToolExecutionUpdateEvent
+        from pi_core import ToolResult
+
+        private = text.startswith("!!")
+        command = text[2 if private else 1:].strip()
+        args = {"command": command}
+        output: list[str] = []
+
+        def on_output(chunk: str) -> None:
+            output.append(chunk)
+            partial = ToolResult(content=[TextContent(text="".join(output)[-2000:])])
+            self.renderer.handle(ToolExecutionUpdateEvent("user-bash", "bash", args, partial))
+
+        self.renderer.handle(ToolExecutionStartEvent("user-bash", "bash", args))
+        try:
+            data = await self.session.run_bash(command, exclude_from_context=private, on_output=on_output)
+        except Exception as exc:
+            data = {"output": f"{type(exc).__name__}: {exc}", "exitCode": None, "cancelled": False}
+        status = "" if data.get("exitCode") == 0 else \
+            ("\n(cancelled)" if data.get("cancelled") else f"\n(exit code {data.get('exitCode')})")
+        result = ToolResult(content=[TextContent(text=(data.get("output") or "").rstrip("\n") + status)])
+        failed = data.get("exitCode") != 0
+        self.renderer.handle(ToolExecutionEndEvent("user-bash", "bash", result, failed))
+        if private:
+            self.renderer.notice("(not added to the model's context)")
+
     async def _command(self, command: BuiltinCommand, args: str) -> None:
         try:
             await command.handler(self, args)
@@ -317,6 +363,7 @@ class InteractiveApp:
         queued = [*steering, *follow_ups]
         if queued:
             self._restore_into_editor(queued)
+        self.session.abort_bash()
         asyncio.ensure_future(self.session.abort())
 
     def _restore_into_editor(self, texts: list[str]) -> None:
@@ -372,6 +419,33 @@ class InteractiveApp:
     def set_title(self, title: str) -> None:
         if self.tty:
             set_title(self.stdout, title)
+
+    def set_widget(self, key: str, lines: list[str] | None, placement: str) -> None:
+        if lines is None:
+            self.widgets.pop(key, None)
+        else:
+            self.widgets[key] = (lines, "belowEditor" if placement == "belowEditor" else "aboveEditor")
+        self.output.live_changed()
+
+    def _widget_rows(self, placement: str) -> list[str]:
+        width = self._width() or 80
+        return [clip(line, width, self.palette.glyphs.ellipsis) for lines, where in self.widgets.values()
+                if where == placement for line in lines]
+
+    def editor_text(self) -> str:
+        app = self._editor_app()
+        return app.current_buffer.text if self._editor_active and app is not None else self._draft
+
+    def set_editor_text(self, text: str, *, paste: bool = False) -> None:
+        app = self._editor_app()
+        if self._editor_active and app is not None:
+            buffer = app.current_buffer
+            if paste:
+                buffer.insert_text(text)
+            else:
+                buffer.text, buffer.cursor_position = text, len(text)
+        else:
+            self._draft = self._draft + text if paste else text
 
     # -- the terminal loop ---------------------------------------------------------------------
 
@@ -463,7 +537,7 @@ class InteractiveApp:
     def _live_region(self) -> Any:
         from prompt_toolkit.formatted_text import ANSI
 
-        rows = [*self.output.pending, *self.renderer.live_rows(self._width())] \
+        rows = [*self.output.pending, *self.renderer.live_rows(self._width()), *self._widget_rows("aboveEditor")] \
             if isinstance(self.output, TerminalOutput) else []
         marker = self.palette(f"{self.palette.glyphs.user} ", "bold", "blue")
         return ANSI("\n".join([*rows, marker]))
@@ -473,7 +547,7 @@ class InteractiveApp:
 
         rows = footer_rows(self.palette, self.session, self.renderer.stats, self.statuses, self.hint,
                            self._width() or 80)
-        return ANSI("\n".join(rows))
+        return ANSI("\n".join([*self._widget_rows("belowEditor"), *rows]))
 
     # -- the line loop (no terminal) -------------------------------------------------------------
 

@@ -1,11 +1,8 @@
-"""``/new`` and ``/resume``: leave the current session and continue in another one.
+"""``/new`` and ``/resume``: continue in another session file.
 
-The plugins may veto (``session_before_switch``); the old session is shut down (``session_shutdown``
-with reason ``new``/``resume``, its file released) and a fresh :class:`AgentSession` is built on the
-same plugin host, model stream, tools and settings, then started (``session_start``).
-
-``AgentSession`` has no public "switch" yet; the pieces it was built from are read here, in one
-place, so a future ``AgentSession`` method can replace this module.
+The session object stays the same (``AgentSession.new_session`` / ``switch_session`` rebind it to the
+other file, asking the plugins first and running ``session_shutdown`` / ``session_start``); this
+module only turns their answers into what the interactive mode shows.
 """
 
 from __future__ import annotations
@@ -15,59 +12,23 @@ from typing import Any
 
 
 class SwitchCancelled(Exception):
-    """A plugin vetoed the switch; the message gives its reason."""
+    """A plugin vetoed the switch."""
 
 
-async def switch_session(old: Any, target: Path | None, reason: str) -> Any:
-    """Return the new session (``target`` ``None``: a new empty one). Raises :class:`SwitchCancelled`."""
-    from pi_core import SessionBeforeSwitchEvent, SessionManager
+async def switch_session(session: Any, target: Path | None, reason: str) -> Any:
+    """Move ``session`` to a new file (``target`` ``None``) or to ``target``; returns the session.
 
-    event = await old.host.dispatch.call("session_before_switch",
-                                         SessionBeforeSwitchEvent(reason, target_session_file=target), old.ctx)
-    if event.decision is not None:
-        raise SwitchCancelled(event.decision.reason or "a plugin cancelled the switch")
-    directory = old.session.session_dir
+    Raises :class:`SwitchCancelled` when a plugin said no (``session_before_switch``)."""
     if target is not None:
-        SessionManager.open(target, read_only=True).close()  # fail before closing the old one
-    await old.close(reason)  # type: ignore[arg-type]
-    if target is None:
-        manager = SessionManager.create(old.cwd, session_dir=directory) if old.session.is_persisted \
-            else SessionManager.in_memory(old.cwd)
+        from pi_core import SessionManager
+
+        SessionManager.open(target, read_only=True).close()  # a broken file fails here, before anything changes
+        switched = await session.switch_session(target)
     else:
-        manager = SessionManager.open(target, session_dir=directory)
-    new = _rebuild(old, manager)
-    await new.start(reason)  # type: ignore[arg-type]
-    return new
-
-
-def _rebuild(old: Any, manager: Any) -> Any:
-    from pi_core.runtime.session import AgentSession
-
-    restored = manager.build_session_context() if manager.get_entries() else None
-    model = _restored_model(old, restored)
-    level = (restored.thinking_level if restored is not None else None) or old.thinking_level
-    session = AgentSession(
-        host=old.host, session=manager, model=model, stream=old._stream, tools=old.active_tool_names(),
-        system_prompt=old._system_prompt_factory, thinking_level=level, mode=old.mode, ui=old.ctx.ui,
-        retry=old.retry, flags=dict(old.ctx._flags),
-        queue_modes=(old.agent.steering_mode, old.agent.follow_up_mode),
-    )
-    for name in ("settings", "models"):
-        if hasattr(old, name):
-            setattr(session, name, getattr(old, name))
-    if not manager.get_entries():
-        manager.append_model_change(model.provider, model.id)
-        manager.append_thinking_level_change(level)
+        switched = await session.new_session()
+    if not switched:
+        raise SwitchCancelled("a plugin cancelled the switch (session_before_switch)")
     return session
-
-
-def _restored_model(old: Any, restored: Any) -> Any:
-    ref = getattr(restored, "model", None)
-    registry = getattr(old, "models", None)
-    if ref is None or registry is None or not ref.provider or not ref.model_id:
-        return old.model
-    found = registry.get_model(ref.provider, ref.model_id) if hasattr(registry, "get_model") else None
-    return found or old.model
 
 
 __all__ = ["SwitchCancelled", "switch_session"]

@@ -32,6 +32,9 @@ class DialogHost(Protocol):
     def notify(self, message: str, level: str) -> None: ...
     def set_status(self, key: str, text: str | None) -> None: ...
     def set_title(self, title: str) -> None: ...
+    def set_widget(self, key: str, lines: list[str] | None, placement: str) -> None: ...
+    def editor_text(self) -> str: ...
+    def set_editor_text(self, text: str, *, paste: bool = False) -> None: ...
 
 
 class InteractiveUI(UI):
@@ -79,6 +82,20 @@ class InteractiveUI(UI):
 
     async def set_title(self, title: str) -> None:
         self.host.set_title(title)
+
+    async def set_widget(self, key: str, lines: Sequence[str] | None, *, placement: str = "aboveEditor") -> None:
+        """Lines shown above the editor (``aboveEditor``) or under it with the footer (``belowEditor``);
+        ``None`` removes the widget."""
+        self.host.set_widget(key, None if lines is None else [str(line) for line in lines], placement)
+
+    async def set_editor_text(self, text: str) -> None:
+        self.host.set_editor_text(text)
+
+    async def paste_to_editor(self, text: str) -> None:
+        self.host.set_editor_text(text, paste=True)
+
+    async def get_editor_text(self) -> str:
+        return self.host.editor_text()
 
     async def _ask(self, run: Callable[[], Awaitable[T]], timeout: float | None) -> T | None:
         async def bounded() -> T | None:
