@@ -293,23 +293,17 @@ def available_models(session: Any) -> list[Any]:
     registry = getattr(session, "models", None)
     if registry is not None and hasattr(registry, "get_models"):
         models = list(registry.get_models())
-        has_auth = getattr(registry, "has_auth", None)
-        if has_auth is not None:
-            authed = [m for m in models if _safe_auth(has_auth, m.provider)]
-            models = authed or models
+        try:
+            authed = list(registry.available_models()) if hasattr(registry, "available_models") else []
+        except Exception:  # a broken credentials file must not break the command
+            authed = []
+        models = authed or models
     else:
         models = [m for provider in session.host.providers for m in getattr(provider, "models", [])]
     current = session.model
     if not any((m.provider, m.id) == (current.provider, current.id) for m in models):
         models.insert(0, current)
     return models
-
-
-def _safe_auth(has_auth: Callable[[str], bool], provider: str) -> bool:
-    try:
-        return bool(has_auth(provider))
-    except Exception:  # a broken credentials file must not break the command
-        return False
 
 
 def match_models(models: list[Any], pattern: str) -> list[Any]:
