@@ -119,7 +119,7 @@ def test_escape_interrupts_a_running_tool(running) -> None:
 
 
 def test_enter_while_working_queues_steering_and_delivers_it(running, tmp_path: Path) -> None:
-    app = running([{"text": "Starting.", "tools": [["bash", {"command": "sleep 1.5; echo slept"}]]},
+    app = running([{"text": "Starting.", "tools": [["bash", {"command": "sleep 2.5; echo slept"}]]},
                    {"text": "steered answer"}])
     app.type("do the slow thing")
     app.wait_for(lambda: "bash" in "\n".join(app.display()))
@@ -136,7 +136,7 @@ def test_enter_while_working_queues_steering_and_delivers_it(running, tmp_path: 
 
 
 def test_alt_enter_while_working_queues_a_follow_up(running, tmp_path: Path) -> None:
-    app = running([{"text": "Starting.", "tools": [["bash", {"command": "sleep 1.5"}]]}, {"text": "first done"}])
+    app = running([{"text": "Starting.", "tools": [["bash", {"command": "sleep 2.5"}]]}, {"text": "first done"}])
     app.type("start")
     app.wait_for(lambda: "bash" in "\n".join(app.display()))
     app.send("and then this")
