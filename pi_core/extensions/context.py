@@ -45,6 +45,18 @@ class UI:
     async def set_title(self, title: str) -> None:
         return None
 
+    async def set_widget(self, key: str, lines: Sequence[str] | None, *, placement: str = "aboveEditor") -> None:
+        return None
+
+    async def set_editor_text(self, text: str) -> None:
+        return None
+
+    async def paste_to_editor(self, text: str) -> None:
+        return None
+
+    def get_editor_text(self) -> str:
+        return ""
+
 
 class SessionRuntime(Protocol):
     """What a running session offers its plugins (implemented by ``pi_core.runtime``)."""

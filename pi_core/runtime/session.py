@@ -84,6 +84,8 @@ class AgentSession(SessionLifecycle, SessionInfoMixin):
         self._queue_state: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
         self._pending_bash: list[Any] = []
         self._closed = False
+        self._retry_wait: asyncio.Event | None = None
+        self._retry_aborted = False
         self.skills, self.templates = [], []
         self.ctx = ExtensionContext(self.cwd, ui=ui, mode=mode, runtime=_Bridge(self), flags=flags)
         self.wiring = HookWiring(host, self.ctx, lambda: self._model)
@@ -163,9 +165,17 @@ class AgentSession(SessionLifecycle, SessionInfoMixin):
         return [_text_of(m) for m in steering], [_text_of(m) for m in follow_ups]
 
     async def abort(self) -> None:
-        """Stop the run (model stream and running tools) and wait until the session is idle."""
+        """Stop the run (model stream, running tools, a pending retry) and wait until the session is idle."""
+        self._retry_aborted = self.abort_retry() or self._retry_aborted
         self.agent.abort()
         await self.wait_for_idle()
+
+    def abort_retry(self) -> bool:
+        """Cancel a pending automatic retry (its delay); returns whether one was pending."""
+        if self._retry_wait is None or self._retry_wait.is_set():
+            return False
+        self._retry_wait.set()
+        return True
 
     async def wait_for_idle(self) -> None:
         await self._idle.wait()
@@ -262,6 +272,7 @@ class AgentSession(SessionLifecycle, SessionInfoMixin):
     async def _run(self, start: Callable[[], Awaitable[Any]]) -> None:
         self._idle.clear()
         self._retry_attempt = 0
+        self._retry_aborted = False
         try:
             await start()
             while await self._maybe_retry():
@@ -269,7 +280,7 @@ class AgentSession(SessionLifecycle, SessionInfoMixin):
         finally:
             self._idle.set()
             self._flush_pending_bash()
-            await self._emit(AgentSettledEvent(aborted=self.agent.last_run_aborted))
+            await self._emit(AgentSettledEvent(aborted=self.agent.last_run_aborted or self._retry_aborted))
 
     # -- retry (pi 1.6: the failed answer stays in the file, hidden from the model by a context_edit)
 
@@ -298,8 +309,22 @@ class AgentSession(SessionLifecycle, SessionInfoMixin):
             edit_id = self.session.append_context_edit(target, None)
             await self._emit(EntryAppendedEvent(self.session.get_raw_entry(edit_id) or {"id": edit_id}))
         self.agent.messages.pop()
-        await asyncio.sleep(delay / 1000)
+        if await self._retry_delay(delay / 1000):
+            await self._emit(AutoRetryEndEvent(success=False, attempt=self._retry_attempt,
+                                               final_error="retry cancelled"))
+            return False
         return True
+
+    async def _retry_delay(self, seconds: float) -> bool:
+        """Wait before a retry; True when the wait was cancelled (``abort`` / ``abort_retry``)."""
+        self._retry_wait = asyncio.Event()
+        try:
+            await asyncio.wait_for(self._retry_wait.wait(), seconds)
+            return True
+        except asyncio.TimeoutError:
+            return False
+        finally:
+            self._retry_wait = None
 
     # -- events --------------------------------------------------------------------------------
 

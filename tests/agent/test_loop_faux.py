@@ -120,3 +120,30 @@ def test_abort_mid_stream_keeps_the_partial_answer(tmp_path: Path) -> None:
     session = run(scenario())
     last = session.messages[-1]
     assert last.stop_reason == "aborted" and 0 < len(last.text()) < len("a long answer " * 40)
+
+
+def test_abort_during_a_retry_delay_returns_at_once(tmp_path: Path) -> None:
+    from pi_core.ai.faux import faux_error
+
+    faux = FauxProvider(seed=1)
+    faux.enqueue(faux_error("503: overloaded", status=503), "never needed")
+
+    async def scenario() -> tuple[Any, list[Any], float]:
+        session = await session_with(faux, tmp_path)
+        session.retry.base_delay_ms = 30_000
+        events: list[Any] = []
+        session.subscribe(events.append)
+        task = asyncio.create_task(session.prompt("hi"))
+        while not any(e.type == "auto_retry_start" for e in events):
+            await asyncio.sleep(0.01)
+        start = time.monotonic()
+        await session.abort()
+        await task
+        return session, events, time.monotonic() - start
+
+    session, events, elapsed = run(scenario())
+    assert elapsed < 1.0 and len(faux.requests) == 1
+    end = next(e for e in events if e.type == "auto_retry_end")
+    assert end.success is False
+    assert events[-1].type == "agent_settled" and events[-1].aborted is True
+    assert session.abort_retry() is False  # nothing pending any more
