@@ -50,7 +50,23 @@ class SessionLifecycle:
         if await self._vetoed_switch("resume", target):
             return False
         await self._rebind(SessionManager.open(target), "resume")
+        await self._restore_model()
         return True
+
+    async def _restore_model(self: AgentSession) -> None:
+        """Continue with the model and thinking level the resumed session last used, when available."""
+        restored = self.session.build_session_context()
+        ref = restored.model
+        models = getattr(self, "models", None)
+        if ref is not None and models is not None and (ref.provider, ref.model_id) != (self.model.provider, self.model.id):
+            model = models.get_model(ref.provider, ref.model_id)
+            if model is not None and models.has_auth(model.provider):
+                self._model = model
+                self.agent.config.model = model
+        if restored.thinking_level:
+            self._thinking_level = restored.thinking_level
+            self.agent.config.stream_options["reasoning"] = None if restored.thinking_level == "off" \
+                else restored.thinking_level
 
     async def fork(self: AgentSession, entry_id: str) -> tuple[bool, str]:
         """A new session file holding the conversation *before* the user message ``entry_id``.

@@ -112,3 +112,28 @@ def test_session_stats_and_last_text(tmp_path: Path) -> None:
                           "toolResults", "totalMessages", "tokens", "cost", "contextUsage"}
     assert stats["contextUsage"]["contextWindow"] == session.model.context_window
     assert session.last_assistant_text() == "final words"
+
+
+def test_switching_back_restores_the_sessions_model_and_thinking_level(tmp_path: Path) -> None:
+    from pi_core.ai.faux import FauxProvider
+
+    first, second = FauxProvider("faux-a", "alpha"), FauxProvider("faux-b", "beta")
+    first.enqueue("from alpha")
+    second.enqueue("from beta")
+
+    async def scenario() -> Any:
+        from pi_core import create_agent_session
+
+        session = await create_agent_session(tmp_path, model=first.model, plugins=[first, second],
+                                             thinking_level="high")
+        await session.prompt("one")
+        path = session.session.session_file
+        await session.new_session()
+        await session.set_model(second.model)
+        session.set_thinking_level("off")
+        await session.prompt("two")
+        await session.switch_session(path)
+        return session
+
+    session = run(scenario())
+    assert (session.model.provider, session.model.id, session.thinking_level) == ("faux-a", "alpha", "high")
