@@ -50,11 +50,11 @@ class CompactionStartEvent:
 
 @dataclass
 class CompactionEndEvent:
+    reason: str = "manual"
     result: Any = None
     aborted: bool = False
     will_retry: bool = False
     error_message: str | None = None
-    reason: str = "manual"
     type: str = "compaction_end"
 
 

@@ -86,6 +86,10 @@ class AgentSession(SessionLifecycle, SessionInfoMixin):
         self._closed = False
         self._retry_wait: asyncio.Event | None = None
         self._retry_aborted = False
+        self.auto_compaction_enabled = True
+        self.is_compacting = False
+        self._compaction: Any = None
+        self._overflow_recovered = False
         self.skills, self.templates = [], []
         self.ctx = ExtensionContext(self.cwd, ui=ui, mode=mode, runtime=_Bridge(self), flags=flags)
         self.wiring = HookWiring(host, self.ctx, lambda: self._model)
@@ -167,6 +171,8 @@ class AgentSession(SessionLifecycle, SessionInfoMixin):
     async def abort(self) -> None:
         """Stop the run (model stream, running tools, a pending retry) and wait until the session is idle."""
         self._retry_aborted = self.abort_retry() or self._retry_aborted
+        if self._compaction is not None:
+            self._compaction.abort("aborted by the user")
         self.agent.abort()
         await self.wait_for_idle()
 
@@ -192,6 +198,27 @@ class AgentSession(SessionLifecycle, SessionInfoMixin):
         self._thinking_level = level
         self.session.append_thinking_level_change(level)
         self.agent.config.stream_options["reasoning"] = None if level == "off" else level
+
+    # -- compaction and the tree (pi_core.runtime.compaction) ----------------------------------
+
+    async def compact(self, custom_instructions: str | None = None) -> Any:
+        """Compact now (``/compact``); stops a running turn first. ``None`` when a plugin cancelled."""
+        from .compaction import compact
+
+        if self.is_streaming:
+            await self.abort()
+        return await compact(self, "manual", custom_instructions)
+
+    def set_auto_compaction(self, enabled: bool) -> None:
+        self.auto_compaction_enabled = enabled
+
+    async def navigate_tree(self, entry_id: str, *, summarize: bool = False, custom_instructions: str | None = None,
+                            replace_instructions: bool = False, label: str | None = None) -> dict[str, Any]:
+        """Continue from another point of the session tree, optionally summarising the branch left."""
+        from .compaction import navigate_tree
+
+        return await navigate_tree(self, entry_id, summarize=summarize, custom_instructions=custom_instructions,
+                                   replace_instructions=replace_instructions, label=label)
 
     def set_active_tools(self, names: list[str]) -> None:
         """Change what the model is told about from the next request on. Not a sandbox."""
@@ -273,16 +300,61 @@ class AgentSession(SessionLifecycle, SessionInfoMixin):
         self._idle.clear()
         self._retry_attempt = 0
         self._retry_aborted = False
+        self._overflow_recovered = False
         try:
             await start()
-            while await self._maybe_retry():
+            while await self._recover_overflow() or await self._maybe_retry():
                 await self.agent.continue_()
+            await self._compact_if_over_threshold()
         finally:
             self._idle.set()
             self._flush_pending_bash()
             await self._emit(AgentSettledEvent(aborted=self.agent.last_run_aborted or self._retry_aborted))
 
     # -- retry (pi 1.6: the failed answer stays in the file, hidden from the model by a context_edit)
+
+    def _is_overflow(self, message: Any) -> bool:
+        if self._overflow_recovered or not self.auto_compaction_enabled:
+            return False
+        if not (isinstance(message, AssistantMessage) and message.stop_reason == "error"):
+            return False
+        from ..ai import classify_error
+
+        return classify_error(message) == "overflow"
+
+    async def _recover_overflow(self) -> bool:
+        """The request was too long: hide the failed answer, compact, and retry the turn once."""
+        from .compaction import CompactionError, compact
+
+        last = self.agent.messages[-1] if self.agent.messages else None
+        if not self._is_overflow(last):
+            return False
+        self._overflow_recovered = True
+        await self._hide_failed(last)
+        try:
+            await compact(self, "overflow", will_retry=True)
+        except CompactionError:
+            self.agent.messages.append(last)  # the run ends with the provider's error, as without recovery
+            return False
+        return bool(self.agent.messages) and not isinstance(self.agent.messages[-1], AssistantMessage)
+
+    async def _compact_if_over_threshold(self) -> None:
+        from .compaction import CompactionError, compact, over_threshold
+
+        if self.auto_compaction_enabled and not self.agent.last_run_aborted and over_threshold(self):
+            try:
+                await compact(self, "threshold")
+            except CompactionError:
+                pass  # reported through compaction_end; the session is as it was
+
+    async def _hide_failed(self, message: Any) -> None:
+        """pi 1.6: a failed answer stays in the file; a context_edit keeps it away from the model."""
+        target = self._entry_ids.get(id(message))
+        if target is not None:
+            edit_id = self.session.append_context_edit(target, None)
+            await self._emit(EntryAppendedEvent(self.session.get_raw_entry(edit_id) or {"id": edit_id}))
+        if self.agent.messages and self.agent.messages[-1] is message:
+            self.agent.messages.pop()
 
     def _should_retry(self, message: Any) -> bool:
         if not (self.retry.enabled and isinstance(message, AssistantMessage) and message.stop_reason == "error"):
@@ -304,11 +376,7 @@ class AgentSession(SessionLifecycle, SessionInfoMixin):
         delay = min(self.retry.base_delay_ms * 2 ** (self._retry_attempt - 1), self.retry.max_delay_ms)
         await self._emit(AutoRetryStartEvent(self._retry_attempt, self.retry.max_retries, delay,
                                              last.error_message or ""))
-        target = self._entry_ids.get(id(last))
-        if target is not None:
-            edit_id = self.session.append_context_edit(target, None)
-            await self._emit(EntryAppendedEvent(self.session.get_raw_entry(edit_id) or {"id": edit_id}))
-        self.agent.messages.pop()
+        await self._hide_failed(last)
         if await self._retry_delay(delay / 1000):
             await self._emit(AutoRetryEndEvent(success=False, attempt=self._retry_attempt,
                                                final_error="retry cancelled"))
@@ -330,7 +398,8 @@ class AgentSession(SessionLifecycle, SessionInfoMixin):
 
     async def _on_agent_event(self, event: Any) -> None:
         if isinstance(event, AgentEndEvent):
-            event.will_retry = self._should_retry(self.agent.messages[-1] if self.agent.messages else None)
+            last = self.agent.messages[-1] if self.agent.messages else None
+            event.will_retry = self._should_retry(last) or self._is_overflow(last)
         if self.host.dispatch.has(event.type):
             await self.host.dispatch.call(event.type, event, self.ctx)
         await self._emit(event)
