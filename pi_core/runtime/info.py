@@ -50,14 +50,14 @@ class SessionInfoMixin:
     def context_usage(self: AgentSession) -> dict[str, Any]:
         """Tokens the context used in the last answer (``None`` right after a compaction, as in pi)."""
         window = self.model.context_window
+        compacted_at = max((getattr(m, "timestamp", 0) or 0 for m in self.agent.messages
+                            if getattr(m, "role", None) == "compactionSummary"), default=None)
         used: int | None = None
         for message in reversed(self.agent.messages):
-            role = getattr(message, "role", None)
-            if role == "compactionSummary":
-                break
             if isinstance(message, AssistantMessage) and message.stop_reason not in ("error", "aborted"):
-                u = message.usage
-                used = u.total_tokens or (u.input + u.output + u.cache_read + u.cache_write)
+                if compacted_at is None or message.timestamp > compacted_at:  # older usage predates the summary
+                    u = message.usage
+                    used = u.total_tokens or (u.input + u.output + u.cache_read + u.cache_write)
                 break
         return {"tokens": used, "contextWindow": window,
                 "percent": used / window * 100 if used is not None and window else None}

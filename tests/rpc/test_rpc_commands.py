@@ -200,3 +200,28 @@ def test_abort_also_stops_a_run_waiting_to_retry(tmp_path: Path, agent_dir: Path
         again = pi.prompt("next")  # the session takes new prompts; the retry never happened
     assert aborted["success"] is True and any(r["type"] == "agent_settled" for r in seen)
     assert answer_texts(again) == ["the retry answered"]
+
+
+def test_compact_over_rpc(tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "settings.json").write_text(json.dumps({"compaction": {"keepRecentTokens": 3}}))
+    turns = [{"text": "first answer"}, {"text": "second answer"}, {"text": "THE SUMMARY"}, {"text": "after"}]
+    with RpcProcess(tmp_path, script=write_script(tmp_path, turns), env={"PI_CODING_AGENT_DIR": str(agent)}) as pi:
+        for text in ("first question", "second question"):
+            pi.call({"type": "prompt", "message": text})
+            pi.settle([])
+        response, seen = pi.call({"type": "compact", "customInstructions": "facts only", "id": "c1"})
+        stats, _ = pi.call({"type": "get_session_stats"})
+        messages, _ = pi.call({"type": "get_messages"})
+    assert response["id"] == "c1" and response["success"] is True
+    assert set(response["data"]) == {"summary", "firstKeptEntryId", "tokensBefore", "estimatedTokensAfter", "usage",
+                                     "details"}
+    assert response["data"]["summary"].startswith("THE SUMMARY")
+    kinds = [r["type"] for r in seen]
+    assert kinds.index("compaction_start") < kinds.index("compaction_end")
+    end = next(r for r in seen if r["type"] == "compaction_end")
+    assert end["reason"] == "manual" and end["aborted"] is False and end["willRetry"] is False
+    assert stats["data"]["contextUsage"]["tokens"] is None  # unknown until the next answer, as in pi
+    roles = [m["role"] for m in messages["data"]["messages"]]
+    assert "compactionSummary" in roles
