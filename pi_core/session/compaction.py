@@ -12,6 +12,7 @@ turn); an earlier summary is updated rather than summarised again; files read an
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ IMAGE_TOKENS = 1200
 """What an image counts for: pi counts 4800 characters, i.e. 1200 tokens."""
 TURN_START_ROLES = frozenset({"user", "bashExecution", "custom", "branchSummary", "compactionSummary"})
 CUT_POINT_ROLES = TURN_START_ROLES | {"assistant"}
+_PLAIN_ROLES = CUT_POINT_ROLES | {"toolResult"}
 TOOL_RESULT_LIMIT = 2000
 
 
@@ -158,9 +160,15 @@ def _window(path: list[Raw]) -> tuple[list[_Item], Raw | None]:
         entries = path[kept_from:last] + path[last + 1:]
     items = []
     for entry in entries:
-        if entry.get("type") == "compaction":
+        kind = entry.get("type")
+        if kind == "compaction":
             continue
-        messages = [m for m in entry_messages(entry) if m.get("role") != "system"]
+        message = entry.get("message") if kind == "message" else None
+        if message.__class__ is dict and message.get("role") in _PLAIN_ROLES \
+                and message.get("content") is not None:
+            messages = [message]  # the common case, without the general conversion
+        else:
+            messages = [m for m in entry_messages(entry) if m.get("role") != "system"]
         if entry.get("id") in edits:
             messages = apply_edit(messages, edits[entry["id"]])
         items.append(_Item(entry, messages))
@@ -175,6 +183,19 @@ def prepare_compaction(path: list[Raw], settings: CompactionSettings,
     """
     if not path or path[-1].get("type") == "compaction":
         return None
+    # One small object per entry: with a large session in memory, the cyclic collector would rescan the
+    # whole heap many times over (the session store pauses it for the same reason).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _prepare(path, settings, context_messages)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _prepare(path: list[Raw], settings: CompactionSettings,
+             context_messages: list[Raw] | None) -> CompactionPreparation | None:
     items, previous = _window(path)
     cut = _find_cut(items, settings.keep_recent_tokens)
     if cut is None or cut == 0:
