@@ -52,7 +52,7 @@ class TestPlugin:
             await ctx.ui.set_widget("todo", ["TODO: write docs", "TODO: ship"])
             await ctx.ui.set_widget("hint", ["below the editor"], placement="belowEditor")
             await ctx.ui.set_editor_text("prefilled by a plugin")
-            await ctx.ui.notify(f"editor had {await ctx.ui.get_editor_text()!r}", "info")
+            await ctx.ui.notify(f"editor had {ctx.ui.get_editor_text()!r}", "info")
 
         register(Command("widget", widget, "show widgets, prefill the editor"))
         register(Command("pick", pick, "pick a fruit (select dialog)"))

@@ -356,3 +356,38 @@ def test_plugin_widgets_and_editor_text(running) -> None:
     app.send("\r")  # the prefilled text is sent like typed text
     app.wait_for("echo: prefilled by a plugin")
     quit_app(app)
+
+
+def test_compact_tree_fork_and_clone_commands(running, tmp_path: Path) -> None:
+    (tmp_path / "agent").mkdir(exist_ok=True)
+    (tmp_path / "agent" / "settings.json").write_text(json.dumps({"compaction": {"keepRecentTokens": 10}}))
+    app = running([{"text": "answer one " * 30}, {"text": "answer two " * 30}, {"text": "SUMMARY OF EARLIER TURNS"},
+                   {"text": "BRANCH SUMMARY TEXT"}])
+    app.type("question one " * 10)
+    app.wait_for("answer one answer one")
+    app.settle(1.0, timeout=15)
+    app.type("question two " * 10)
+    app.wait_for("answer two answer two")
+    app.settle(1.0, timeout=15)
+    app.type("/compact keep the facts")
+    app.wait_for("Compacted:")
+    assert "Compaction failed" not in app.text()
+    app.type("/tree")
+    app.wait_for("Continue from before which message?")
+    app.send("\x1b[B")  # the second user message
+    app.send("\r")
+    app.wait_for("Summarise the branch")
+    app.send("y")
+    app.send("\r")
+    app.wait_for("Moved back")
+    app.settle()
+    assert "question two question two" in "\n".join(app.display()[-12:])  # back in the editor
+    app.send("\x15")  # Ctrl+U: clear the editor line
+    app.type("/clone")
+    app.wait_for("Cloned into")
+    quit_app(app)
+    files = sorted((tmp_path / "sessions").glob("*.jsonl"))
+    assert len(files) == 2
+    original = next(f for f in files if '"compaction"' in f.read_text())
+    kinds = [json.loads(line)["type"] for line in original.read_text().splitlines()]
+    assert "compaction" in kinds and "branch_summary" in kinds

@@ -349,6 +349,70 @@ async def _resume(host: CommandHost, args: str) -> None:
         host.renderer.notice(f"Resumed {info.name or info.id}")
 
 
+@builtin("compact", "Summarise the older conversation to free context", usage="[focus]")
+async def _compact(host: CommandHost, args: str) -> None:
+    from pi_core.runtime.compaction import CompactionError
+
+    try:
+        result = await host.session.compact(args or None)
+    except CompactionError:
+        return  # the compaction_end event already told the user why
+    if result is None:
+        host.renderer.notice("Compaction cancelled by a plugin", "warning")
+        return
+    host.renderer.notice(f"Compacted: {result.tokens_before} tokens before, about {result.estimated_tokens_after} now")
+
+
+async def _pick_user_message(host: CommandHost, title: str) -> dict[str, str] | None:
+    messages = host.session.get_fork_messages()
+    if not messages:
+        host.renderer.notice("No user messages in this branch yet")
+        return None
+    labels = [" ".join(m["text"].split())[:70] or "(empty)" for m in messages]
+    index = await host.ui.select_index(title, labels)
+    return None if index is None else messages[index]
+
+
+@builtin("tree", "Go back to an earlier message and continue from there (optionally summarising)")
+async def _tree(host: CommandHost, args: str) -> None:
+    chosen = await _pick_user_message(host, "Continue from before which message?")
+    if chosen is None:
+        return
+    entry = host.session.session.get_raw_entry(chosen["entryId"])
+    summarize = await host.ui.confirm("Summarise the branch you are leaving?", "The summary keeps what was learnt.")
+    target = entry.get("parentId") if entry else None
+    if target is None:
+        host.renderer.notice("That is the first message; use /new instead", "warning")
+        return
+    outcome = await host.session.navigate_tree(target, summarize=summarize)
+    if outcome.get("cancelled"):
+        host.renderer.notice("Navigation cancelled by a plugin", "warning")
+        return
+    await host.ui.set_editor_text(chosen["text"])
+    host.renderer.notice("Moved back; the message is in the editor to change and resend")
+
+
+@builtin("fork", "Copy the conversation before a message into a new session")
+async def _fork(host: CommandHost, args: str) -> None:
+    chosen = await _pick_user_message(host, "Fork before which message?")
+    if chosen is None:
+        return
+    cancelled, text = await host.session.fork(chosen["entryId"])
+    if cancelled:
+        host.renderer.notice("Fork cancelled by a plugin", "warning")
+        return
+    await host.ui.set_editor_text(text)
+    host.renderer.notice(f"Forked into {host.session.session.session_file}")
+
+
+@builtin("clone", "Copy this branch into a new session and continue there")
+async def _clone(host: CommandHost, args: str) -> None:
+    if await host.session.clone():
+        host.renderer.notice(f"Cloned into {host.session.session.session_file}")
+    else:
+        host.renderer.notice("Clone cancelled by a plugin", "warning")
+
+
 def _session_label(info: Any) -> str:
     when = info.modified.astimezone().strftime("%Y-%m-%d %H:%M")
     title = info.name or " ".join(info.first_message.split())

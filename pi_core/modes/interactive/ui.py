@@ -94,7 +94,7 @@ class InteractiveUI(UI):
     async def paste_to_editor(self, text: str) -> None:
         self.host.set_editor_text(text, paste=True)
 
-    async def get_editor_text(self) -> str:
+    def get_editor_text(self) -> str:
         return self.host.editor_text()
 
     async def _ask(self, run: Callable[[], Awaitable[T]], timeout: float | None) -> T | None:
