@@ -133,6 +133,11 @@ _EXPORTS: dict[str, str] = {
     "ToolResultMessage": "pi_core.ai.types",
     "UserMessage": "pi_core.ai.types",
     # --- sessions ----------------------------------------------------------------------------
+    "BranchPreparation": "pi_core.session.branch_summary",
+    "CompactionError": "pi_core.runtime.compaction",
+    "CompactionPreparation": "pi_core.session.compaction",
+    "CompactionResult": "pi_core.runtime.compaction",
+    "FileOps": "pi_core.session.compaction",
     "AgentMessage": "pi_core.session.messages",
     "BashExecutionMessage": "pi_core.session.messages",
     "BranchSummaryEntry": "pi_core.session.entries",
@@ -251,7 +256,10 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
         EntryAppendedEvent,
         QueueUpdateEvent,
     )
+    from .runtime.compaction import CompactionError, CompactionResult
     from .runtime.session import AgentSession, SessionBusyError
+    from .session.branch_summary import BranchPreparation
+    from .session.compaction import CompactionPreparation, FileOps
     from .sdk import SetupError, create_agent_session
     from .runtime.resources import (  # settings/resources
         ContextFile,
