@@ -164,7 +164,8 @@ class ExtensionContext:
 
     async def exec(self, command: str, args: Sequence[str] = (), *, timeout: float | None = None,
                    cwd: Path | None = None) -> Any:
-        """Run a program without a shell; returns ``stdout``, ``stderr``, ``code``, ``killed``."""
+        """Run a program without a shell (timeout, abort, process-group kill); returns a
+        :class:`pi_core.ProcessResult` (``stdout``, ``stderr``, ``exit_code``, ``killed``)."""
         return await self._call("exec", command, list(args), timeout=timeout, cwd=cwd)
 
     # -- plumbing ------------------------------------------------------------------------------

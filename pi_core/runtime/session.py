@@ -90,6 +90,8 @@ class AgentSession(SessionLifecycle, SessionInfoMixin):
         self.is_compacting = False
         self._compaction: Any = None
         self._overflow_recovered = False
+        self._next_turn: list[Any] = []
+        self._tasks: set[asyncio.Future[Any]] = set()
         self.skills, self.templates = [], []
         self.ctx = ExtensionContext(self.cwd, ui=ui, mode=mode, runtime=_Bridge(self), flags=flags)
         self.wiring = HookWiring(host, self.ctx, lambda: self._model)
@@ -189,10 +191,17 @@ class AgentSession(SessionLifecycle, SessionInfoMixin):
     # -- model, thinking, tools ----------------------------------------------------------------
 
     async def set_model(self, model: Model, *, source: Literal["set", "cycle", "restore"] = "set") -> None:
+        """Use ``model`` from the next request on (a ``model_change`` entry; ``model_select`` hooks)."""
         previous, self._model = self._model, model
         self.session.append_model_change(model.provider, model.id)
         self.agent.config.model = model
         await self.host.dispatch.call("model_select", ModelSelectEvent(model, previous, source), self.ctx)
+
+    def _background(self, work: Awaitable[Any]) -> None:
+        """Run ``work`` after the current handler returns (plugins call the API from inside hooks)."""
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     def set_thinking_level(self, level: str) -> None:
         self._thinking_level = level
@@ -274,6 +283,8 @@ class AgentSession(SessionLifecycle, SessionInfoMixin):
             prompts.append(self.system_message)
         prompts.append(_user(text, images))
         prompts.extend(start.messages)
+        prompts.extend(self._next_turn)
+        self._next_turn = []
         return prompts
 
     def _expand(self, text: str) -> str:
@@ -506,11 +517,32 @@ class _Bridge:
             self._s.set_active_tools([*self._s.active_tool_names(), tool.name])
 
     def _do_send_message(self, message: Any, deliver_as: str = "steer", trigger_turn: bool = False) -> None:
-        text = message if isinstance(message, str) else _text_of(message)
-        if deliver_as == "followUp":
-            self._s.follow_up(text)
+        """pi's ``sendMessage``: queued while running; for the next prompt; a run of its own; or just stored."""
+        s = self._s
+        message = _user(message, None) if isinstance(message, str) else message
+        if deliver_as == "nextTurn":
+            s._next_turn.append(message)
+        elif s.is_streaming:
+            (s.agent.follow_up if deliver_as == "followUp" else s.agent.steer)(message)
+            s._queue_changed()
+        elif trigger_turn:
+            s._background(s._run(lambda: s.agent.prompt([message])))
         else:
-            self._s.steer(text)
+            s.agent.messages.append(message)
+            s._persist(message)
+
+    def _do_set_model(self, model: Any) -> bool:
+        s = self._s
+        if isinstance(model, str):
+            registry = getattr(s, "models", None)
+            try:
+                model = registry.resolve(model=model) if registry is not None else None
+            except LookupError:
+                return False
+        if model is None:
+            return False
+        s._background(s.set_model(model))
+        return True
 
     def _do_append_entry(self, custom_type: str, data: Any = None) -> str:
         return self._s.session.append_custom_entry(custom_type, data)
