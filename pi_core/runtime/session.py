@@ -19,7 +19,7 @@ from ..agent.agent import Agent
 from ..agent.loop import LoopConfig
 from ..agent.tools import Tool, ToolContext, ToolResult
 from ..ai.abort import AbortSignal
-from ..ai.types import AssistantMessage, ImageContent, Message, Model, SystemMessage, TextContent, UserMessage
+from ..ai.types import AssistantMessage, ImageContent, Model, SystemMessage, TextContent, UserMessage
 from ..events import (
     AgentEndEvent,
     BeforeAgentStartEvent,

@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..ai.types import Context, Message, UserMessage
+from ..ai.types import Context, UserMessage
 from .messages import convert_to_llm
 from .projection import apply_edit, entry_messages
 

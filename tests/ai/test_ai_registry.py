@@ -12,7 +12,6 @@ import pytest
 from ai_helpers import run
 
 from pi_core.ai import (
-    ApiProvider,
     Context,
     Model,
     ModelNotFoundError,

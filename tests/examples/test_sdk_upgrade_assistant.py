@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from pi_core.ai.faux import FauxProvider, faux_text, faux_tool_call
+from pi_core.ai.faux import FauxProvider, faux_tool_call
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sdk-upgrade-assistant" / "upgrade.py"
 
