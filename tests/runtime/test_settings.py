@@ -159,9 +159,9 @@ def test_resource_paths_resolve_against_their_file_and_project_comes_first(dirs:
     agent, cwd = dirs
     write(agent / "settings.json", {"skills": ["g-skills", "/abs/skills"], "prompts": ["~/p"],
                                     "extensions": ["ext.py"]})
-    write(cwd / ".pi" / "settings.json", {"skills": ["../shared-skills", "!excluded/**", "+forced"]})
+    write(cwd / ".pi" / "settings.json", {"skills": ["../team-skills", "!excluded/**", "+forced"]})
     s = Settings.load(cwd, agent, trusted=True)
-    assert s.skill_paths() == [cwd / "shared-skills", agent / "g-skills", Path("/abs/skills")]
+    assert s.skill_paths() == [cwd / "team-skills", agent / "g-skills", Path("/abs/skills")]
     assert s.prompt_paths() == [Path.home() / "p"]
     assert s.extension_paths() == [agent / "ext.py"]
     assert Settings.load(cwd, agent, trusted=False).skill_paths() == [agent / "g-skills", Path("/abs/skills")]
