@@ -82,6 +82,10 @@ class CompactionOverride:
     summary: str
     first_kept_entry_id: str | None = None
     details: dict[str, Any] | None = None
+    tokens_before: int | None = None
+    """Stored as ``tokensBefore`` (default: the preparation's estimate)."""
+    usage: Any = None
+    """The usage of the plugin's own summary request, if it made one."""
 
 
 @dataclass(frozen=True)

@@ -90,6 +90,7 @@ class AgentSession(SessionLifecycle, SessionInfoMixin):
         self.is_compacting = False
         self._compaction: Any = None
         self._overflow_recovered = False
+        self._compaction_blocked = False  # compaction: a failed pre-request compaction is not retried this run
         self._next_turn: list[Any] = []
         self._tasks: set[asyncio.Future[Any]] = set()
         self.skills, self.templates = [], []
@@ -260,7 +261,7 @@ class AgentSession(SessionLifecycle, SessionInfoMixin):
         return LoopConfig(
             model=self._model, stream=stamp_thinking_level(self._stream, lambda: self._thinking_level),
             system_prompt=self._system_text, tools=self.tools(), convert_to_llm=convert_to_llm,
-            transform_context=self.wiring.transform_context, transform_request=self.wiring.transform_request,
+            transform_context=self._before_request, transform_request=self.wiring.transform_request,
             before_tool_call=self.wiring.before_tool_call, after_tool_call=self.wiring.after_tool_call,
             tool_context=self._tool_context, stream_options=options,
         )
@@ -312,6 +313,7 @@ class AgentSession(SessionLifecycle, SessionInfoMixin):
         self._retry_attempt = 0
         self._retry_aborted = False
         self._overflow_recovered = False
+        self._compaction_blocked = False
         try:
             await start()
             while await self._recover_overflow() or await self._maybe_retry():
@@ -322,41 +324,32 @@ class AgentSession(SessionLifecycle, SessionInfoMixin):
             self._flush_pending_bash()
             await self._emit(AgentSettledEvent(aborted=self.agent.last_run_aborted or self._retry_aborted))
 
-    # -- retry (pi 1.6: the failed answer stays in the file, hidden from the model by a context_edit)
+    # -- compaction call sites (logic in pi_core.runtime.compaction) ----------------------------
+
+    async def _before_request(self, messages: list[Any], signal: AbortSignal) -> list[Any]:
+        """Before each model request: compact if the context is over the threshold, then ``context`` hooks."""
+        from .compaction import compact_before_request
+
+        messages = await compact_before_request(self, messages)
+        return await self.wiring.transform_context(messages, signal)
 
     def _is_overflow(self, message: Any) -> bool:
-        if self._overflow_recovered or not self.auto_compaction_enabled:
-            return False
-        if not (isinstance(message, AssistantMessage) and message.stop_reason == "error"):
-            return False
-        from ..ai import classify_error
+        from .compaction import will_recover_overflow
 
-        return classify_error(message) == "overflow"
+        return will_recover_overflow(self, message)
 
     async def _recover_overflow(self) -> bool:
         """The request was too long: hide the failed answer, compact, and retry the turn once."""
-        from .compaction import CompactionError, compact
+        from .compaction import recover_overflow
 
-        last = self.agent.messages[-1] if self.agent.messages else None
-        if not self._is_overflow(last):
-            return False
-        self._overflow_recovered = True
-        await self._hide_failed(last)
-        try:
-            await compact(self, "overflow", will_retry=True)
-        except CompactionError:
-            self.agent.messages.append(last)  # the run ends with the provider's error, as without recovery
-            return False
-        return bool(self.agent.messages) and not isinstance(self.agent.messages[-1], AssistantMessage)
+        return await recover_overflow(self)
 
     async def _compact_if_over_threshold(self) -> None:
-        from .compaction import CompactionError, compact, over_threshold
+        from .compaction import compact_after_run
 
-        if self.auto_compaction_enabled and not self.agent.last_run_aborted and over_threshold(self):
-            try:
-                await compact(self, "threshold")
-            except CompactionError:
-                pass  # reported through compaction_end; the session is as it was
+        await compact_after_run(self)
+
+    # -- retry (pi 1.6: the failed answer stays in the file, hidden from the model by a context_edit)
 
     async def _hide_failed(self, message: Any) -> None:
         """pi 1.6: a failed answer stays in the file; a context_edit keeps it away from the model."""
@@ -416,6 +409,8 @@ class AgentSession(SessionLifecycle, SessionInfoMixin):
         await self._emit(event)
         if isinstance(event, MessageEndEvent):
             self._persist(event.message)
+            if getattr(event.message, "stop_reason", "error") not in ("error", "length"):
+                self._overflow_recovered = False  # compaction: a good answer allows another overflow recovery
 
     def _persist(self, message: Any) -> None:
         role = getattr(message, "role", None)

@@ -11,7 +11,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..ai.types import Context
-from .compaction import FileOps, estimate_tokens, file_ops_of, summary_request, with_file_lists
+from .compaction import (
+    FileOps,
+    collect_file_ops,
+    estimate_tokens,
+    summary_request,
+    with_file_lists,
+)
+from .projection import apply_edit
 
 Raw = dict[str, Any]
 
@@ -71,44 +78,48 @@ def abandoned_entries(old_path: list[Raw], target_path: list[Raw]) -> tuple[list
     return old_path[ancestor_index + 1:], ancestor
 
 
-def branch_messages(entry: Raw) -> list[Raw]:
-    """What one abandoned entry says (context edits are not applied, as in pi)."""
+def branch_messages(entry: Raw, edit: Raw | None = None) -> list[Raw]:
+    """What one abandoned entry says; a context edit among the abandoned entries applies (pi 1.6)."""
     kind = entry.get("type")
     if kind == "message":
         message = entry.get("message") or {}
-        return [message] if message.get("role") not in ("toolResult", "system", None) else []
-    if kind == "custom_message":
-        return [{"role": "custom", "customType": entry.get("customType"), "content": entry.get("content") or ""}]
-    if kind == "branch_summary" and entry.get("summary"):
-        return [{"role": "branchSummary", "summary": entry["summary"], "fromId": entry.get("fromId")}]
-    if kind == "compaction":
-        return [{"role": "compactionSummary", "summary": entry.get("summary") or "",
-                 "tokensBefore": entry.get("tokensBefore", 0)}]
-    return []
+        messages = [message] if message.get("role") not in ("toolResult", "system", None) else []
+    elif kind == "custom_message":
+        messages = [{"role": "custom", "customType": entry.get("customType"), "content": entry.get("content") or ""}]
+    elif kind == "branch_summary":
+        messages = [{"role": "branchSummary", "summary": entry.get("summary") or "", "fromId": entry.get("fromId")}]
+    elif kind == "compaction":
+        messages = [{"role": "compactionSummary", "summary": entry.get("summary") or "",
+                     "tokensBefore": entry.get("tokensBefore", 0)}]
+    else:
+        return []
+    return apply_edit(messages, edit)[:1] if edit is not None else messages
 
 
 def select_messages(entries: list[Raw], token_budget: int) -> tuple[list[Raw], FileOps]:
-    """The newest messages that fit ``token_budget`` (a summary is still taken while under 90 %), oldest
-    first, and the files they (and earlier branch summaries) touched."""
+    """The newest messages that fit ``token_budget`` (0: no limit), oldest first, and the files they,
+    the message that did not fit and earlier branch summaries touched. A summary that does not fit is
+    still taken while the selection is under 90 % of the budget."""
     ops = FileOps()
     for entry in entries:
-        if entry.get("type") == "branch_summary" and not entry.get("fromHook"):
-            details = entry.get("details") or {}
-            ops.read.update(details.get("readFiles") or [])
-            ops.edited.update(details.get("modifiedFiles") or [])
-    chosen: list[Raw] = []
+        details = entry.get("details")
+        if entry.get("type") == "branch_summary" and not entry.get("fromHook") and isinstance(details, dict):
+            ops.read.update(p for p in details.get("readFiles") or [] if isinstance(p, str))
+            ops.edited.update(p for p in details.get("modifiedFiles") or [] if isinstance(p, str))
+    edits = {e.get("targetId"): e for e in entries if e.get("type") == "context_edit"}
+    newest_first: list[Raw] = []
     total = 0
     for entry in reversed(entries):
-        messages = branch_messages(entry)
-        tokens = sum(estimate_tokens(m) for m in messages)
-        if total + tokens > token_budget:
-            is_summary = any(m.get("role") in ("branchSummary", "compactionSummary") for m in messages)
-            if is_summary and total < 0.9 * token_budget:
-                chosen[:0] = messages
-            break
-        chosen[:0] = messages
-        total += tokens
-    return chosen, file_ops_of(chosen, ops)
+        for message in branch_messages(entry, edits.get(entry.get("id"))):
+            collect_file_ops(message, ops)
+            tokens = estimate_tokens(message)
+            if token_budget > 0 and total + tokens > token_budget:
+                if entry.get("type") in ("compaction", "branch_summary") and total < 0.9 * token_budget:
+                    newest_first.append(message)
+                return newest_first[::-1], ops
+            newest_first.append(message)
+            total += tokens
+    return newest_first[::-1], ops
 
 
 def branch_summary_request(preparation: BranchPreparation) -> Context:

@@ -1,4 +1,4 @@
-"""Compaction and tree navigation through a real session: triggers, hooks, overflow recovery, reopening."""
+"""Compaction through a real session (faux provider, real files): manual, plugins, failures, threshold triggers."""
 
 from __future__ import annotations
 
@@ -10,43 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from compaction_helpers import entries, new_session, run, settings, user_texts
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ai"))
-from ai_fake_server import FakeServer, Reply, json_reply  # noqa: E402
-
-from pi_core import Cancel, CompactionOverride, Model, TreeOverride, create_agent_session, hookimpl  # noqa: E402
-from pi_core.ai.faux import FauxProvider, FauxTurn, faux_error, faux_text, faux_tool_call  # noqa: E402
-from pi_core.runtime.compaction import CompactionError  # noqa: E402
-
-AI_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "ai"
-CORPUS = json.loads((AI_FIXTURES / "overflow_corpus.json").read_text())["cases"]
-
-
-def run(coro: Any) -> Any:
-    return asyncio.run(asyncio.wait_for(coro, 60))
-
-
-def settings(agent: Path, **compaction: Any) -> None:
-    agent.mkdir(parents=True, exist_ok=True)
-    (agent / "settings.json").write_text(json.dumps({"compaction": compaction, "retry": {"enabled": False}}))
-
-
-def entries(session: Any) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in session.session.session_file.read_text().splitlines()][1:]
-
-
-async def new_session(tmp_path: Path, model: Any, *plugins: Any, **kwargs: Any) -> Any:
-    return await create_agent_session(tmp_path, model=model, plugins=list(plugins), agent_dir=tmp_path / "agent",
-                                      tools=kwargs.pop("tools", []), **kwargs)
-
-
-def user_texts(context: Any) -> list[str]:
-    out = []
-    for m in context.messages:
-        if m.role == "user":
-            out.append(m.content if isinstance(m.content, str) else "".join(b.text for b in m.content))
-    return out
-
+from pi_core import Cancel, CompactionOverride, hookimpl
+from pi_core.ai.faux import FauxProvider, FauxTurn, faux_error, faux_text, faux_tool_call
+from pi_core.runtime.compaction import CompactionError
 
 # -- manual compaction ---------------------------------------------------------------------------
 
@@ -69,20 +37,23 @@ def test_manual_compaction_keeps_the_recent_turn_and_summarises_the_rest(tmp_pat
         return session, result, events
 
     session, result, events = run(scenario())
-    summary_request = faux.requests[4].context
-    text = summary_request.messages[0].content[0].text
-    assert text.startswith("<conversation>\n[User]: The project is Zephyr.") and "[Assistant tool calls]: read(path=\"data.txt\")" in text
+    summary_request = faux.requests[4]
+    text = summary_request.context.messages[0].content[0].text
+    assert text.startswith("<conversation>\n[User]: The project is Zephyr.")
+    assert '[Assistant tool calls]: read(path="data.txt")' in text and "[Tool result]: alpha beta gamma" in text
     assert "The deadline is Friday." not in text  # kept, not summarised
-    assert text.endswith("Additional focus: Focus on project facts") and not summary_request.tools
+    assert text.endswith("Additional focus: Focus on project facts") and not summary_request.context.tools
+    assert summary_request.options.cache_retention == "none"
     assert result.summary == "SUMMARY ONE\n\n<read-files>\ndata.txt\n</read-files>"
     assert result.details == {"readFiles": ["data.txt"], "modifiedFiles": []}
     assert [e.type for e in events[:2]] == ["compaction_start", "compaction_end"] and events[1].reason == "manual"
-    after = faux.requests[5].context
-    texts = user_texts(after)
-    assert texts[0].count("<summary>\nSUMMARY ONE") == 1 and texts[1:] == ["The deadline is Friday.",
-                                                                          "What is the project and the deadline?"]
+    assert events[1].result is result and not events[1].aborted and not events[1].will_retry
+    texts = user_texts(faux.requests[5].context)
+    assert texts[0].count("<summary>\nSUMMARY ONE") == 1
+    assert texts[1:] == ["The deadline is Friday.", "What is the project and the deadline?"]
     [compaction] = [e for e in entries(session) if e["type"] == "compaction"]
     assert compaction["firstKeptEntryId"] == result.first_kept_entry_id and compaction["fromHook"] is False
+    assert compaction["id"] == result.entry_id and compaction["usage"] == result.usage
 
 
 def test_compaction_reopened_in_a_new_process_gives_the_same_context(tmp_path: Path) -> None:
@@ -100,27 +71,34 @@ def test_compaction_reopened_in_a_new_process_gives_the_same_context(tmp_path: P
 
     session = run(scenario())
     ours = [m.to_json() if hasattr(m, "to_json") else m for m in session.messages]
-    code = ("import json,sys; from pi_core import SessionManager; from pi_core.session import convert_to_llm;"
+    code = ("import json,sys; from pi_core import SessionManager;"
             "m=SessionManager.open(sys.argv[1], read_only=True);"
             "print(json.dumps([x.to_json() for x in m.build_session_context().messages]))")
     other = subprocess.run([sys.executable, "-c", code, str(session.session.session_file)], capture_output=True,
-                           text=True, check=True)
+                           text=True, check=True, timeout=60)
     assert json.loads(other.stdout) == ours
-    assert any(m.get("role") == "compactionSummary" for m in ours)
+    assert [m.get("role") for m in ours] == ["system", "compactionSummary", "user", "assistant"]
 
 
 def test_nothing_to_compact_and_already_compacted(tmp_path: Path) -> None:
-    settings(tmp_path / "agent", keepRecentTokens=100000)
+    settings(tmp_path / "agent", keepRecentTokens=5)
     faux = FauxProvider(seed=1)
-    faux.enqueue("short")
+    faux.enqueue("short", "ok", "S")
 
     async def scenario() -> None:
         session = await new_session(tmp_path, faux.model, faux)
         await session.prompt("hi")
-        with pytest.raises(CompactionError, match="Nothing to compact"):
-            await session.compact()
         before = session.session.session_file.read_text()
+        events: list[Any] = []
+        session.subscribe(events.append)
+        with pytest.raises(CompactionError, match=r"Nothing to compact \(session too small\)"):
+            await session.compact()
         assert session.session.session_file.read_text() == before
+        assert events[-1].type == "compaction_end" and events[-1].error_message.startswith("Compaction failed: ")
+        await session.prompt("a second question to have something to compact")
+        await session.compact()
+        with pytest.raises(CompactionError, match="Already compacted"):
+            await session.compact()
 
     run(scenario())
 
@@ -128,7 +106,49 @@ def test_nothing_to_compact_and_already_compacted(tmp_path: Path) -> None:
 def test_a_failed_summary_leaves_the_session_as_it_was(tmp_path: Path) -> None:
     settings(tmp_path / "agent", keepRecentTokens=3)
     faux = FauxProvider(seed=1)
-    faux.enqueue("one", "two", faux_error("500: summarizer down", status=500))
+    faux.enqueue("one", "two", faux_error("400 invalid request: summarizer refuses", status=400))
+
+    async def scenario() -> tuple[str, str, list[Any], Any]:
+        session = await new_session(tmp_path, faux.model, faux)
+        await session.prompt("first")
+        await session.prompt("second")
+        before = session.session.session_file.read_text()
+        messages = list(session.messages)
+        events: list[Any] = []
+        session.subscribe(events.append)
+        with pytest.raises(CompactionError, match="summarizer refuses"):
+            await session.compact()
+        assert list(session.messages) == messages and not session.is_compacting
+        return before, session.session.session_file.read_text(), events, session
+
+    before, after, events, _ = run(scenario())
+    assert before == after
+    assert events[-1].type == "compaction_end" and events[-1].result is None and not events[-1].aborted
+    assert events[-1].error_message == "Compaction failed: Summarization failed: 400 invalid request: summarizer refuses"
+
+
+def test_a_transient_summary_failure_is_retried(tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "settings.json").write_text(json.dumps({"compaction": {"keepRecentTokens": 3},
+                                                     "retry": {"enabled": True, "baseDelayMs": 1}}))
+    faux = FauxProvider(seed=1)
+    faux.enqueue("one", "two", faux_error("503 overloaded, try again", status=503), "SUMMARY AFTER RETRY")
+
+    async def scenario() -> Any:
+        session = await new_session(tmp_path, faux.model, faux)
+        await session.prompt("first")
+        await session.prompt("second")
+        return await session.compact()
+
+    result = run(scenario())
+    assert result.summary == "SUMMARY AFTER RETRY" and len(faux.requests) == 4
+
+
+def test_aborting_a_compaction_leaves_the_session_as_it_was(tmp_path: Path) -> None:
+    settings(tmp_path / "agent", keepRecentTokens=3)
+    faux = FauxProvider(seed=1)
+    faux.enqueue("one", "two", FauxTurn([faux_text("a slow summary")], delay=5))
 
     async def scenario() -> tuple[str, str, list[Any]]:
         session = await new_session(tmp_path, faux.model, faux)
@@ -137,13 +157,18 @@ def test_a_failed_summary_leaves_the_session_as_it_was(tmp_path: Path) -> None:
         before = session.session.session_file.read_text()
         events: list[Any] = []
         session.subscribe(events.append)
-        with pytest.raises(CompactionError, match="summarizer down"):
-            await session.compact()
+        task = asyncio.ensure_future(session.compact())
+        while not session.is_compacting or len(faux.requests) < 3:
+            await asyncio.sleep(0.01)
+        await session.abort()
+        with pytest.raises(CompactionError) as failure:
+            await task
+        assert failure.value.aborted and not session.is_compacting
         return before, session.session.session_file.read_text(), events
 
     before, after, events = run(scenario())
     assert before == after
-    assert events[-1].type == "compaction_end" and "summarizer down" in events[-1].error_message
+    assert events[-1].type == "compaction_end" and events[-1].aborted and events[-1].error_message is None
 
 
 # -- plugins ---------------------------------------------------------------------------------------
@@ -157,47 +182,57 @@ class OwnSummary:
 
     @hookimpl
     def session_before_compact(self, event: Any) -> Any:
-        self.seen.append((event.reason, event.preparation.first_kept_entry_id))
+        self.seen.append((event.reason, event.preparation.first_kept_entry_id, event.custom_instructions))
         return self.decision
 
     @hookimpl
     def session_compact(self, event: Any) -> None:
-        self.seen.append(("compacted", event.from_plugin))
+        self.seen.append(("compacted", event.from_plugin, event.compaction_entry["summary"]))
 
 
 def test_a_plugin_supplies_the_summary(tmp_path: Path) -> None:
     settings(tmp_path / "agent", keepRecentTokens=3)
     faux = FauxProvider(seed=1)
     faux.enqueue("one", "two")
-    plugin = OwnSummary(CompactionOverride("written by a plugin", details={"mine": True}))
+    plugin = OwnSummary(CompactionOverride("written by a plugin", details={"mine": True}, tokens_before=4242))
 
     async def scenario() -> Any:
         session = await new_session(tmp_path, faux.model, faux, plugin)
         await session.prompt("first")
         await session.prompt("second")
-        return session, await session.compact()
+        return session, await session.compact("my focus")
 
     session, result = run(scenario())
-    assert result.summary == "written by a plugin" and result.from_plugin
+    assert result.summary == "written by a plugin" and result.from_plugin and result.tokens_before == 4242
     assert len(faux.requests) == 2  # the model was not asked
     [entry] = [e for e in entries(session) if e["type"] == "compaction"]
-    assert entry["fromHook"] is True and entry["details"] == {"mine": True}
-    assert plugin.seen[-1] == ("compacted", True)
+    assert entry["fromHook"] is True and entry["details"] == {"mine": True} and entry["tokensBefore"] == 4242
+    assert plugin.seen[0][0] == "manual" and plugin.seen[0][2] == "my focus"
+    assert plugin.seen[-1] == ("compacted", True, "written by a plugin")
+    assert "written by a plugin" in json.dumps([m.to_json() for m in session.messages if hasattr(m, "to_json")])
 
 
 def test_a_plugin_cancels(tmp_path: Path) -> None:
     settings(tmp_path / "agent", keepRecentTokens=3)
     faux = FauxProvider(seed=1)
     faux.enqueue("one", "two")
+    plugin = OwnSummary(Cancel("not now"))
 
     async def scenario() -> Any:
-        session = await new_session(tmp_path, faux.model, faux, OwnSummary(Cancel("not now")))
+        session = await new_session(tmp_path, faux.model, faux, plugin)
         await session.prompt("first")
         await session.prompt("second")
-        return session, await session.compact()
+        before = session.session.session_file.read_text()
+        events: list[Any] = []
+        session.subscribe(events.append)
+        result = await session.compact()
+        assert session.session.session_file.read_text() == before
+        return session, result, events
 
-    session, result = run(scenario())
+    session, result, events = run(scenario())
     assert result is None and not [e for e in entries(session) if e["type"] == "compaction"]
+    assert events[-1].type == "compaction_end" and events[-1].aborted and events[-1].result is None
+    assert len(faux.requests) == 2 and not any(s[0] == "compacted" for s in plugin.seen)
 
 
 # -- automatic triggers --------------------------------------------------------------------------
@@ -222,138 +257,101 @@ def test_threshold_compaction_after_a_turn(tmp_path: Path) -> None:
     start = next(e for e in events if e.type == "compaction_start")
     assert start.reason == "threshold"
     assert [e.type for e in events[-3:]] == ["compaction_start", "compaction_end", "agent_settled"]
+    assert not events[-2].will_retry
     assert len([e for e in entries(session) if e["type"] == "compaction"]) == 1
 
 
-OVERFLOW_CASES = [
-    ("anthropic-messages", "anthropic", "", "anthropic", "anthropic/text.sse"),
-    ("openai-completions", "openai", "/v1", "openai", "openai_completions/text.sse"),
-    ("openai-responses", "openai", "/v1", "openai", "openai_responses/text.sse"),
-    ("google-generative-ai", "google", "/v1beta", "google", "google/text.sse"),
-]
-
-
-@pytest.mark.parametrize(("api", "provider", "suffix", "corpus_provider", "answer"), OVERFLOW_CASES)
-def test_overflow_from_a_providers_real_error_body_compacts_and_retries_once(
-        tmp_path: Path, api: str, provider: str, suffix: str, corpus_provider: str, answer: str) -> None:
-    settings(tmp_path / "agent", keepRecentTokens=1)
-    case = next(c for c in CORPUS if c["provider"] == corpus_provider and c["kind"] == "overflow")
-    ok = Reply(chunks=[(AI_FIXTURES / answer).read_bytes()])
-    replies = [ok, ok, json_reply(case["status"], case["body"]), ok, ok]
-
-    async def scenario() -> Any:
-        async with FakeServer(replies) as server:
-            model = Model(id="test-model", api=api, provider=provider, base_url=server.url + suffix,
-                          context_window=200_000, max_tokens=4096)
-            session = await new_session(tmp_path, model, api_key="test-key")
-            await session.prompt("first")
-            await session.prompt("second")
-            events: list[Any] = []
-            session.subscribe(events.append)
-            await session.prompt("third, too long")
-            return session, events, server
-
-    session, events, server = run(scenario())
-    assert len(server.requests) == 5  # failed turn, summary, one retry — no more
-    assert session.messages[-1].role == "assistant" and session.messages[-1].stop_reason == "stop"
-    records = entries(session)
-    edits = [e for e in records if e["type"] == "context_edit"]
-    assert len(edits) == 1 and edits[0]["replacement"] is None
-    failed = next(e for e in records if e["id"] == edits[0]["targetId"])
-    assert failed["message"]["stopReason"] == "error"
-    assert [e["type"] for e in records].index("context_edit") < [e["type"] for e in records].index("compaction")
-    start = next(e for e in events if e.type == "compaction_start")
-    end = next(e for e in events if e.type == "compaction_end")
-    assert start.reason == "overflow" and end.will_retry is True
-    retried = json.dumps(server.requests[4].body)
-    assert "<summary>" in retried and case["body"][:30] not in retried
-    assert next(e for e in events if e.type == "agent_end").will_retry is True
-
-
-def test_a_second_overflow_in_the_same_prompt_is_not_retried_again(tmp_path: Path) -> None:
-    settings(tmp_path / "agent", keepRecentTokens=1)
-    faux = FauxProvider("anthropic", "claude-test", seed=1)
-    too_long = '400 {"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 213462 tokens > 200000 maximum"}}'
-    faux.enqueue("one", faux_error(too_long, status=400), "summary", faux_error(too_long, status=400))
+def test_threshold_counts_after_a_failed_turn(tmp_path: Path) -> None:
+    """pi#1796: a turn that failed (not an overflow) is judged by the last good usage plus estimates."""
+    settings(tmp_path / "agent", keepRecentTokens=5, reserveTokens=1000)
+    faux = FauxProvider(seed=1, context_window=3000)
+    faux.enqueue(FauxTurn([faux_text("answer")], usage={"input": 1900, "output": 5}),
+                 faux_error("500 internal server error", status=500, after=["p" * 400]),
+                 "summary after the failure", "the failed turn's beginning")
 
     async def scenario() -> Any:
         session = await new_session(tmp_path, faux.model, faux)
         await session.prompt("first")
-        await session.prompt("second")
-        return session
+        events: list[Any] = []
+        session.subscribe(events.append)
+        await session.prompt("second")  # 1905 + 2: under 2,000 when sent; the failed partial answer adds 100
+        return session, events
 
-    session = run(scenario())
-    assert len(faux.requests) == 4
-    assert session.messages[-1].stop_reason == "error"
+    session, events = run(scenario())
+    kinds = [e.type for e in events]
+    assert kinds.index("agent_end") < kinds.index("compaction_start")  # after the run, not before its request
+    assert next(e for e in events if e.type == "compaction_start").reason == "threshold"
+    assert len([e for e in entries(session) if e["type"] == "compaction"]) == 1
+    assert faux.requests[2].context.messages[0].content[0].text.startswith("<conversation>")
 
 
-# -- tree navigation -----------------------------------------------------------------------------
+def test_a_long_run_is_compacted_before_the_request_that_would_overflow(tmp_path: Path) -> None:
+    """Inside one run (a tool loop) the threshold is checked before each request; the run then goes on."""
+    settings(tmp_path / "agent", keepRecentTokens=100, reserveTokens=1000)
+    (tmp_path / "big.txt").write_text("z" * 6000)  # ~1,500 tokens per read
+    faux = FauxProvider(seed=1, context_window=4000)
+    faux.enqueue([faux_tool_call("read", {"path": "big.txt"})], [faux_tool_call("read", {"path": "big.txt"})],
+                 "MID-RUN SUMMARY", "done reading")
+
+    async def scenario() -> Any:
+        session = await new_session(tmp_path, faux.model, faux, tools=["read"])
+        events: list[Any] = []
+        session.subscribe(events.append)
+        await session.prompt("read big.txt twice")
+        return session, events
+
+    session, events = run(scenario())
+    kinds = [e.type for e in events]
+    assert kinds.count("compaction_start") == 1 and kinds.count("agent_end") == 1
+    assert kinds.index("compaction_end") < kinds.index("agent_end")  # during the run, not after it
+    assert next(e for e in events if e.type == "compaction_start").reason == "threshold"
+    # the run's own turn is split: its beginning is summarised, its latest call and result are kept
+    summary_request = faux.requests[2].context.messages[0].content[0].text
+    assert summary_request.startswith("# Conversation\n[User]: read big.txt twice")
+    compaction = next(e for e in entries(session) if e["type"] == "compaction")
+    assert compaction["summary"] == "No prior history.\n\n---\n\n**Turn Context (split turn):**\n\n" \
+        "MID-RUN SUMMARY\n\n<read-files>\nbig.txt\n</read-files>"
+    final_request = faux.requests[3].context
+    assert "MID-RUN SUMMARY" in json.dumps(final_request.model_dump(mode="json"))
+    assert session.messages[-1].role == "assistant" and session.messages[-1].content[0].text == "done reading"
+    assert json.dumps(final_request.model_dump(mode="json")).count("z" * 6000) == 1  # the first read is gone
 
 
-def test_branch_summary_is_attached_at_the_target_and_the_abandoned_branch_is_gone(tmp_path: Path) -> None:
-    faux = FauxProvider(seed=1)
-    faux.enqueue("answer A", "tried approach B and it failed", "BRANCH SUMMARY", "continuing from A")
+def test_auto_compaction_can_be_switched_off(tmp_path: Path) -> None:
+    settings(tmp_path / "agent", keepRecentTokens=5, reserveTokens=1000)
+    faux = FauxProvider(seed=1, context_window=3000)
+    faux.enqueue(FauxTurn([faux_text("big")], usage={"input": 2500, "output": 5}))
 
     async def scenario() -> Any:
         session = await new_session(tmp_path, faux.model, faux)
-        await session.prompt("question A")
-        target = session.session.get_leaf_id()
-        await session.prompt("try approach B")
-        (tmp_path / "on-disk.txt").write_text("kept")
-        result = await session.navigate_tree(target, summarize=True, label="back to A")
-        await session.prompt("now try C")
-        return session, target, result
+        session.set_auto_compaction(False)
+        await session.prompt("a question")
+        return session
 
-    session, target, result = run(scenario())
-    assert result == {"cancelled": False}
-    records = entries(session)
-    summary = next(e for e in records if e["type"] == "branch_summary")
-    assert summary["parentId"] == target and "BRANCH SUMMARY" in summary["summary"]
-    label = next(e for e in records if e["type"] == "label")
-    assert label["targetId"] == target and label["label"] == "back to A"
-    last_request = faux.requests[-1].context
-    texts = user_texts(last_request)
-    assert texts[0] == "question A" and "BRANCH SUMMARY" in texts[1] and texts[-1] == "now try C"
-    assert "try approach B" not in json.dumps([t for t in texts if "<summary>" not in t])
-    assert (tmp_path / "on-disk.txt").read_text() == "kept"  # navigation never touches files
-    summary_request = faux.requests[2].context.messages[0].content[0].text
-    assert "[User]: try approach B" in summary_request and "question A" not in summary_request
+    session = run(scenario())
+    assert not [e for e in entries(session) if e["type"] == "compaction"] and len(faux.requests) == 1
 
 
-def test_navigation_without_summary_and_plugin_decisions(tmp_path: Path) -> None:
-    class Tree:
-        __name__ = "tree"
-
-        def __init__(self) -> None:
-            self.decisions = [Cancel("stay"), TreeOverride(summary="plugin summary"), None]
-            self.moves: list[Any] = []
-
-        @hookimpl
-        def session_before_tree(self, event: Any) -> Any:
-            return self.decisions.pop(0)
-
-        @hookimpl
-        def session_tree(self, event: Any) -> None:
-            self.moves.append((event.new_leaf_id, event.from_plugin))
-
-    plugin = Tree()
-    faux = FauxProvider(seed=1)
-    faux.enqueue("a", "b", "c")
+def test_a_history_larger_than_the_summarizer_window_is_summarised_in_pieces(tmp_path: Path) -> None:
+    settings(tmp_path / "agent", keepRecentTokens=50, reserveTokens=1000)
+    faux = FauxProvider(seed=1, context_window=8000)
+    faux.enqueue(*[f"ok {n}" for n in range(6)])
+    faux.responder = lambda context, options: "PIECE SUMMARY " + str(len(faux.requests))
 
     async def scenario() -> Any:
-        session = await new_session(tmp_path, faux.model, faux, plugin)
-        await session.prompt("one")
-        target = session.session.get_leaf_id()
-        await session.prompt("two")
-        leaf = session.session.get_leaf_id()
-        assert await session.navigate_tree(target, summarize=True) == {"cancelled": True}
-        assert session.session.get_leaf_id() == leaf
-        await session.navigate_tree(target, summarize=True)
-        await session.navigate_tree(target)
-        await session.prompt("three")
-        return session, target
+        session = await new_session(tmp_path, faux.model, faux)
+        session.set_auto_compaction(False)
+        for n in range(6):
+            await session.prompt(f"question {n} " + "q" * 3000)
+        return await session.compact()
 
-    session, target = run(scenario())
-    assert len(faux.requests) == 3  # no summary request: the plugin wrote one, then none was asked for
-    assert plugin.moves[0][1] is True and plugin.moves[1] == (target, False)
-    assert user_texts(faux.requests[-1].context) == ["one", "three"]
+    result = run(scenario())
+    pieces = [r.context.messages[0].content[0].text for r in faux.requests[6:]]
+    assert len(pieces) >= 2
+    assert "<previous-summary>" not in pieces[0]
+    for n, piece in enumerate(pieces[1:], start=1):
+        assert f"<previous-summary>\nPIECE SUMMARY {6 + n}\n</previous-summary>" in piece
+    assert all(len(p) < 8000 * 4 for p in pieces)
+    assert result.summary == f"PIECE SUMMARY {6 + len(pieces)}"
+    # the usage of every piece is added up
+    assert result.usage["output"] == sum(-(-len(f"PIECE SUMMARY {7 + n}") // 4) for n in range(len(pieces)))
