@@ -319,7 +319,9 @@ async def _drain(tree: _Tree, readers: list[_PipeReader], last_data: list[float]
     exited = time.monotonic()
     while not all(e.done() for e in eofs):
         now = time.monotonic()
-        if now - last_data[0] >= EXIT_IDLE_GRACE or now - exited >= EXIT_MAX_GRACE:
+        # Quiet time counts from the exit at the earliest: output that stopped before the exit says
+        # nothing about a child that is still closing its copy of the pipe (on its way to setsid).
+        if now - max(last_data[0], exited) >= EXIT_IDLE_GRACE or now - exited >= EXIT_MAX_GRACE:
             break
         await asyncio.wait(eofs, timeout=EXIT_IDLE_GRACE / 4)
     if all(e.done() for e in eofs) and not after_kill:

@@ -107,6 +107,18 @@ def test_detached_daemon_with_its_own_output_survives(tmp_path: Path) -> None:
             os.kill(pid, 9)
 
 
+def test_daemon_started_after_quiet_output_survives(tmp_path: Path) -> None:
+    """The output went quiet long before the exit: the daemon still gets to close its pipe and leave."""
+    m = marker()
+    result, _ = timed({"command": f"echo ok; sleep 0.5; setsid sleep {m} > /dev/null 2>&1 < /dev/null &"}, tmp_path)
+    try:
+        assert result.text_content() == "ok\n"
+        assert processes_with(m) != []
+    finally:
+        for pid in processes_with(m):
+            os.kill(pid, 9)
+
+
 def test_command_reading_stdin_gets_eof(tmp_path: Path) -> None:
     result, elapsed = timed({"command": "cat; read x || echo no-input; echo done"}, tmp_path)
     assert result.text_content() == "no-input\ndone\n"
