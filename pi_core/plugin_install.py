@@ -43,12 +43,12 @@ def remove(packages: Sequence[str]) -> int:
 
 def installed_plugins() -> list[InstalledPlugin]:
     """Distributions (other than pi itself) that declare ``pi`` entry points, by name."""
-    import importlib_metadata
+    from importlib import metadata
 
     from .extensions.discovery import DISTRIBUTION, GROUP
 
     found: dict[str, InstalledPlugin] = {}
-    for dist in importlib_metadata.distributions():
+    for dist in metadata.distributions():
         name = dist.metadata["Name"] or ""
         points = [(ep.name, ep.value) for ep in dist.entry_points if ep.group == GROUP]
         if not points or name.lower().replace("_", "-") == DISTRIBUTION or name in found:

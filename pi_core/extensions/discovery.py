@@ -53,24 +53,24 @@ def scan_entry_points() -> tuple[PluginSpec, ...]:
     Cached for the life of the process: reading distribution metadata is slow and does not change
     under a running ``pi``. Call ``scan_entry_points.cache_clear()`` after installing a plugin.
     """
-    import importlib_metadata
+    from importlib import metadata
 
     specs: list[PluginSpec] = []
     seen: set[tuple[str, str]] = set()
-    for dist in importlib_metadata.distributions():
-        dist_name = dist.metadata["Name"] or ""
-        for ep in dist.entry_points:
-            if ep.group != GROUP:
-                continue
-            key = (_normalise(dist_name), ep.name)
-            if key in seen:  # the same distribution on sys.path twice
-                continue
-            seen.add(key)
-            builtin = _normalise(dist_name) == DISTRIBUTION
-            specs.append(PluginSpec(
-                name=ep.name, module=ep.value, source="builtin" if builtin else "entrypoint",
-                dist=dist_name, version=dist.version,
-            ))
+    # entry_points(group=...) reads each distribution's entry_points.txt only; the (slow) METADATA
+    # file is parsed for the few distributions that have a ``pi`` entry point.
+    for ep in metadata.entry_points(group=GROUP):
+        dist = ep.dist
+        dist_name = (dist.name if dist is not None else None) or ""
+        key = (_normalise(dist_name), ep.name)
+        if key in seen:  # the same distribution on sys.path twice
+            continue
+        seen.add(key)
+        builtin = _normalise(dist_name) == DISTRIBUTION
+        specs.append(PluginSpec(
+            name=ep.name, module=ep.value, source="builtin" if builtin else "entrypoint",
+            dist=dist_name, version=dist.version if dist is not None else None,
+        ))
     has_builtins = any(s.source == "builtin" for s in specs)
     if not has_builtins:
         from .._version import __version__

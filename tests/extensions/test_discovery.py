@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import tomllib
+from importlib import metadata
 from pathlib import Path
 
-import importlib_metadata
 import pytest
 
 from pi_core.extensions import discovery
@@ -31,7 +31,7 @@ def test_installed_metadata_agrees_with_pyproject() -> None:
 
 
 def test_fallback_is_used_when_metadata_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(importlib_metadata, "distributions", lambda: iter(()))
+    monkeypatch.setattr(metadata, "entry_points", lambda **_: ())
     scan_entry_points.cache_clear()
     try:
         specs = scan_entry_points()
@@ -44,13 +44,13 @@ def test_fallback_is_used_when_metadata_is_missing(monkeypatch: pytest.MonkeyPat
 def test_scan_happens_once_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
     scan_entry_points.cache_clear()
     calls = []
-    real = importlib_metadata.distributions
+    real = metadata.entry_points
 
-    def counting():  # type: ignore[no-untyped-def]
+    def counting(**kwargs):  # type: ignore[no-untyped-def]
         calls.append(1)
-        return real()
+        return real(**kwargs)
 
-    monkeypatch.setattr(importlib_metadata, "distributions", counting)
+    monkeypatch.setattr(metadata, "entry_points", counting)
     first = scan_entry_points()
     assert scan_entry_points() is first
     assert calls == [1]
