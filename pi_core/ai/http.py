@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import platform
+import ssl
 import sys
+import threading
 import weakref
 from collections.abc import AsyncIterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from .errors import ErrorStyle, ProviderHTTPError
 
@@ -50,9 +53,46 @@ def shared_client() -> httpx.AsyncClient:
     loop = asyncio.get_running_loop()
     client = _clients.get(loop)
     if client is None or client.is_closed:
-        client = httpx.AsyncClient(timeout=make_timeout(), follow_redirects=True, trust_env=True)
+        client = httpx.AsyncClient(timeout=make_timeout(), follow_redirects=True, trust_env=True,
+                                   verify=DeferredTrustContext())
         _clients[loop] = client
     return client
+
+
+class DeferredTrustContext(ssl.SSLContext):
+    """A verifying TLS client context whose certificate store is read at the first TLS connection.
+
+    Reading the CA bundle takes ~20 ms; a run against a local ``http://`` model server never needs
+    it. What is trusted is exactly httpx's default: ``SSL_CERT_FILE`` / ``SSL_CERT_DIR``, else certifi.
+    """
+
+    _trust_lock = threading.Lock()
+    _trust_loaded = False
+
+    def __new__(cls) -> Self:
+        return super().__new__(cls, ssl.PROTOCOL_TLS_CLIENT)  # CERT_REQUIRED, hostname checked
+
+    def load_trust(self) -> None:
+        with self._trust_lock:
+            if self._trust_loaded:
+                return
+            if os.environ.get("SSL_CERT_FILE"):
+                self.load_verify_locations(cafile=os.environ["SSL_CERT_FILE"])
+            elif os.environ.get("SSL_CERT_DIR"):
+                self.load_verify_locations(capath=os.environ["SSL_CERT_DIR"])
+            else:
+                import certifi
+
+                self.load_verify_locations(cafile=certifi.where())
+            self._trust_loaded = True
+
+    def wrap_bio(self, *args: Any, **kwargs: Any) -> ssl.SSLObject:
+        self.load_trust()
+        return super().wrap_bio(*args, **kwargs)
+
+    def wrap_socket(self, *args: Any, **kwargs: Any) -> ssl.SSLSocket:
+        self.load_trust()
+        return super().wrap_socket(*args, **kwargs)
 
 
 def is_loopback_url(url: str) -> bool:
@@ -118,4 +158,4 @@ async def post_stream(url: str, payload: Any, headers: Mapping[str, str], *, sty
         await response.aclose()
 
 
-__all__ = ["aclose_shared_client", "is_loopback_url", "merge_headers", "post_stream", "shared_client", "user_agent"]
+__all__ = ["DeferredTrustContext", "aclose_shared_client", "is_loopback_url", "merge_headers", "post_stream", "shared_client", "user_agent"]
