@@ -101,10 +101,10 @@ async def create_agent_session(
     agent_session.skills, agent_session.templates = skills, templates
     agent_session.settings = config  # type: ignore[attr-defined]
     agent_session.models = models  # type: ignore[attr-defined]
-    if not manager.get_entries():
+    if not manager.raw_entries():
         manager.append_model_change(chosen.provider, chosen.id)
         manager.append_thinking_level_change(level)
-    await agent_session.start("resume" if manager.get_entries() and session not in ("new", "memory") else "startup")
+    await agent_session.start("resume" if manager.raw_entries() and session not in ("new", "memory") else "startup")
     return agent_session
 
 
@@ -176,7 +176,7 @@ def _session_manager(cwd: Path, choice: Any, session_dir: Any) -> Any:
 
 
 def _restored_level(manager: Any) -> str | None:
-    if not manager.get_entries():
+    if not manager.raw_entries():
         return None
     return manager.build_session_context().thinking_level
 
