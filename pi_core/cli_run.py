@@ -67,6 +67,7 @@ def run_command(options: RunOptions, host: PluginHost, globals_: GlobalOptions) 
 
 async def _run(options: RunOptions, host: PluginHost, globals_: GlobalOptions) -> int:
     from .sdk import SetupError, create_agent_session
+    from .startup import startup_done
 
     mode = _mode(options)
     prompts, images = _prompts(options, mode)
@@ -87,6 +88,7 @@ async def _run(options: RunOptions, host: PluginHost, globals_: GlobalOptions) -
         )
     except SetupError as exc:
         raise RunError(str(exc)) from exc
+    startup_done()
     if options.name:
         session.set_session_name(options.name)
     try:
