@@ -11,6 +11,7 @@ provider each). A reply is an overflow when:
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -23,11 +24,21 @@ class OverflowPattern:
     """An overflow error text of one provider (or ``generic``)."""
 
     provider: str
-    pattern: re.Pattern[str]
+    regex: str
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        """The compiled pattern (case-insensitive), compiled on first use: most runs never need one."""
+        return _compiled(self.regex)
+
+
+@functools.cache
+def _compiled(regex: str) -> re.Pattern[str]:
+    return re.compile(regex, re.IGNORECASE)
 
 
 def _p(provider: str, regex: str) -> OverflowPattern:
-    return OverflowPattern(provider, re.compile(regex, re.IGNORECASE))
+    return OverflowPattern(provider, regex)
 
 
 OVERFLOW_PATTERNS: tuple[OverflowPattern, ...] = (
@@ -60,14 +71,13 @@ OVERFLOW_PATTERNS: tuple[OverflowPattern, ...] = (
     _p("generic", r"^(?:[\w -]+ API error \(413\):|413(?:\s|:|$))"),
 )
 #: Texts that mention limits or tokens but are about rate, not size: never an overflow.
-NOT_OVERFLOW = tuple(re.compile(p, re.IGNORECASE) for p in (
-    r"^(?:Throttling error|Service unavailable):", r"rate limit", r"too many requests"))
-CEREBRAS_BODYLESS = re.compile(r"^4(?:00|13)\s*(?:status code)?\s*\(no body\)", re.IGNORECASE)
+NOT_OVERFLOW = (r"^(?:Throttling error|Service unavailable):", r"rate limit", r"too many requests")
+CEREBRAS_BODYLESS = r"^4(?:00|13)\s*(?:status code)?\s*\(no body\)"
 
 
 def overflow_pattern(text: str) -> OverflowPattern | None:
     """The overflow pattern ``text`` matches, or ``None`` (also for rate-limit texts)."""
-    if not text or any(p.search(text) for p in NOT_OVERFLOW):
+    if not text or any(_compiled(p).search(text) for p in NOT_OVERFLOW):
         return None
     return next((p for p in OVERFLOW_PATTERNS if p.pattern.search(text)), None)
 
@@ -76,7 +86,7 @@ def is_overflow_text(text: str, provider: str | None = None) -> bool:
     """Whether an error text says the prompt exceeded the context window."""
     if overflow_pattern(text) is not None:
         return True
-    return provider == "cerebras" and bool(CEREBRAS_BODYLESS.search(text or ""))
+    return provider == "cerebras" and bool(_compiled(CEREBRAS_BODYLESS).search(text or ""))
 
 
 def is_context_overflow(message: AssistantMessage | Any, context_window: int | None = None) -> bool:
