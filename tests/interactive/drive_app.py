@@ -54,6 +54,12 @@ class TestPlugin:
             await ctx.ui.set_editor_text("prefilled by a plugin")
             await ctx.ui.notify(f"editor had {ctx.ui.get_editor_text()!r}", "info")
 
+        async def nap(args: str, ctx: Any) -> None:
+            await ctx.ui.notify("napping", "info")
+            await asyncio.sleep(float(args or 1))
+            await ctx.ui.notify("nap over", "info")
+
+        register(Command("nap", nap, "sleep for a while (the editor is away at first)"))
         register(Command("widget", widget, "show widgets, prefill the editor"))
         register(Command("pick", pick, "pick a fruit (select dialog)"))
         register(Command("ask", ask, "ask for a name (input + confirm)"))

@@ -323,6 +323,21 @@ def test_help_tools_thinking_and_copy(running, tmp_path: Path) -> None:
     quit_app(app)
 
 
+def test_keys_typed_while_a_command_starts_reach_the_editor(running) -> None:
+    app = running()
+    app.type("/nap 1.5")
+    app.wait_for("napping")
+    app.send("typed early")  # the editor is away for the command's first moment
+    app.wait_for("nap over")
+    app.wait_for(lambda: app.display()[-3:].count("› typed early") == 1 or "› typed early" in app.display())
+    assert app.text().count("typed early") == 1, "keys typed meanwhile must not be echoed into the scrollback"
+    app.send("\x15")  # Ctrl+U
+    app.type("/nap 1")
+    app.wait_for(lambda: app.text().count("napping") == 2)
+    app.send("\x04")  # Ctrl+D before the editor is back: it still means "exit" once the editor has it
+    assert app.wait_exit() == 0
+
+
 def test_bang_runs_a_shell_command_for_the_user(running, tmp_path: Path) -> None:
     app = running()
     app.type("!echo from-the-shell")

@@ -30,7 +30,7 @@ from .footer import footer_rows
 from .render import Renderer
 from .sessions import SwitchCancelled, switch_session
 from .style import ASCII_GLYPHS, Glyphs, Palette, clip, unicode_wanted
-from .terminal import TerminalOutput, install_extended_keys, set_title
+from .terminal import TerminalOutput, install_extended_keys, keys_held_for_the_editor, set_title
 from .ui import InteractiveUI
 
 T = TypeVar("T")
@@ -458,23 +458,27 @@ class InteractiveApp:
                                     history=history_for(Path(self.session.host.agent_dir)))
         ticker = asyncio.ensure_future(self._tick())
         try:
-            while not self._exit:
-                if self._dialogs:
-                    await self._serve_dialog()
-                    continue
-                text = await self._edit()
-                if text is None:
-                    continue
-                kind, self._submit_kind = self._submit_kind, "enter"
-                task = await self.submit(text, kind)
-                if task is not None and self._is_command(text):
-                    await self._await_command(task)
+            with keys_held_for_the_editor(self.stdin):
+                await self._edit_loop()
         finally:
             ticker.cancel()
             while self._dialogs:  # nobody will answer them now: they get their "cancel" value
                 _, future = self._dialogs.popleft()
                 if not future.done():
                     future.set_result(None)
+
+    async def _edit_loop(self) -> None:
+        while not self._exit:
+            if self._dialogs:
+                await self._serve_dialog()
+                continue
+            text = await self._edit()
+            if text is None:
+                continue
+            kind, self._submit_kind = self._submit_kind, "enter"
+            task = await self.submit(text, kind)
+            if task is not None and self._is_command(text):
+                await self._await_command(task)
 
     async def _edit(self) -> str | None:
         draft, self._draft = self._draft, ""

@@ -10,8 +10,9 @@ written, its rows are shown at the top of the live region, so nothing flickers a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
 FLUSH_INTERVAL = 0.04
@@ -89,4 +90,38 @@ def set_title(stream: TextIO, title: str) -> None:
     stream.flush()
 
 
-__all__ = ["FLUSH_INTERVAL", "TerminalOutput", "install_extended_keys", "set_title"]
+@contextlib.contextmanager
+def keys_held_for_the_editor(stream: TextIO) -> Iterator[None]:
+    """Keep keys typed while no editor is on screen (a command running, a dialog opening) for the next
+    editor, byte for byte, instead of letting the terminal's line discipline have them.
+
+    Between two prompts the terminal would otherwise be in cooked mode: typed text is echoed into the
+    scrollback, Enter is turned into a newline, and a Ctrl+D on an empty line is swallowed as
+    end-of-file (so "Ctrl+D exits" would silently do nothing). Signals stay on: Ctrl+C between two
+    prompts still interrupts. prompt_toolkit's own raw mode nests inside this one.
+    """
+    try:
+        import termios
+
+        fd = stream.fileno()
+        before = termios.tcgetattr(fd)
+    except (ImportError, AttributeError, ValueError, OSError):
+        yield
+        return
+    held = [*before[:6], list(before[6])]
+    held[0] &= ~(termios.ICRNL | termios.INLCR | termios.IGNCR | termios.IXON)
+    held[3] &= ~(termios.ECHO | termios.ICANON | termios.IEXTEN)
+    held[6][termios.VMIN], held[6][termios.VTIME] = 1, 0
+    try:
+        termios.tcsetattr(fd, termios.TCSANOW, held)
+    except termios.error:
+        yield
+        return
+    try:
+        yield
+    finally:
+        with contextlib.suppress(termios.error, OSError):
+            termios.tcsetattr(fd, termios.TCSANOW, before)
+
+
+__all__ = ["FLUSH_INTERVAL", "TerminalOutput", "install_extended_keys", "keys_held_for_the_editor", "set_title"]
