@@ -41,6 +41,15 @@ def processes_with(token: str) -> list[int]:
     return found
 
 
+def eventually_running(token: str, within: float = 2.0) -> list[int]:
+    """Processes with ``token``, looking again for a moment: while a process is in the middle of an
+    ``exec`` its /proc cmdline reads empty, and a daemon execs twice (setsid, then its program)."""
+    deadline = time.monotonic() + within
+    while not (found := processes_with(token)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return found
+
+
 def timed(params: dict, cwd: Path, **ctx) -> tuple[object, float]:
     start = time.monotonic()
     result = run_tool(BASH, params, cwd, **ctx)
@@ -101,7 +110,7 @@ def test_detached_daemon_with_its_own_output_survives(tmp_path: Path) -> None:
     result, elapsed = timed({"command": f"setsid sleep {m} > /dev/null 2>&1 < /dev/null & echo ok"}, tmp_path)
     try:
         assert result.text_content() == "ok\n" and elapsed < 3
-        assert processes_with(m) != []
+        assert eventually_running(m) != []
     finally:
         for pid in processes_with(m):
             os.kill(pid, 9)
@@ -113,7 +122,7 @@ def test_daemon_started_after_quiet_output_survives(tmp_path: Path) -> None:
     result, _ = timed({"command": f"echo ok; sleep 0.5; setsid sleep {m} > /dev/null 2>&1 < /dev/null &"}, tmp_path)
     try:
         assert result.text_content() == "ok\n"
-        assert processes_with(m) != []
+        assert eventually_running(m) != []
     finally:
         for pid in processes_with(m):
             os.kill(pid, 9)
