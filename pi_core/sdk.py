@@ -104,7 +104,7 @@ async def create_agent_session(
     if not manager.raw_entries():
         manager.append_model_change(chosen.provider, chosen.id)
         manager.append_thinking_level_change(level)
-    await agent_session.start("resume" if manager.raw_entries() and session not in ("new", "memory") else "startup")
+    await agent_session.start("startup" if session in ("new", "memory") else "resume")
     return agent_session
 
 
