@@ -4,11 +4,10 @@ on for whatever runs afterwards (a session's tools, a plugin's sub-command), so 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
+
+from test_cli_run import pi
 
 PROBE = """
 import gc
@@ -28,16 +27,11 @@ def register_cli_commands(register):
 """
 
 
-def pi(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pi_core", *args], check=False, cwd=cwd, capture_output=True, text=True,
-                          timeout=60, input="", env={**os.environ, "PI_CODING_AGENT_DIR": str(cwd / "agent")})
-
-
 def test_tools_run_with_the_collector_on(tmp_path: Path) -> None:
     ext = tmp_path / "probe.py"
     ext.write_text(textwrap.dedent(PROBE))
     call = json.dumps({"tool_calls": [{"name": "gcprobe", "arguments": {}}]})
-    result = pi(tmp_path, "-e", str(ext), "--provider", "faux", "--model", "echo", "--tools", "gcprobe",
+    result = pi(tmp_path, tmp_path / "agent", "-e", str(ext), "--provider", "faux", "--model", "echo", "--tools", "gcprobe",
                 "--no-session", "-p", call)
     assert result.returncode == 0, result.stderr
     assert "gcprobe (ok): collecting=True" in result.stdout
@@ -46,5 +40,5 @@ def test_tools_run_with_the_collector_on(tmp_path: Path) -> None:
 def test_plugin_sub_commands_run_with_the_collector_on(tmp_path: Path) -> None:
     ext = tmp_path / "probe.py"
     ext.write_text(textwrap.dedent(PROBE))
-    result = pi(tmp_path, "-e", str(ext), "gcprobe")
+    result = pi(tmp_path, tmp_path / "agent", "-e", str(ext), "gcprobe")
     assert (result.returncode, result.stdout.strip()) == (0, "collecting=True"), result.stderr
