@@ -175,8 +175,8 @@ _EXPORTS: dict[str, str] = {
     "convert_to_llm": "pi_core.session.messages",
     "agent_dir": "pi_core.paths",
     # --- runtime, SDK ------------------------------------------------------------------------
-    "AgentSession": "pi_core.runtime.session",
-    "SessionBusyError": "pi_core.runtime.session",
+    "AgentSession": "pi_core.runtime.agent_session",
+    "SessionBusyError": "pi_core.runtime.agent_session",
     "SetupError": "pi_core.sdk",
     "create_agent_session": "pi_core.sdk",
     "AgentSettledEvent": "pi_core.runtime.events",
@@ -257,7 +257,7 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
         QueueUpdateEvent,
     )
     from .runtime.compaction import CompactionError, CompactionResult
-    from .runtime.session import AgentSession, SessionBusyError
+    from .runtime.agent_session import AgentSession, SessionBusyError
     from .session.branch_summary import BranchPreparation
     from .session.compaction import CompactionPreparation, FileOps
     from .sdk import SetupError, create_agent_session

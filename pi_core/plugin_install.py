@@ -45,7 +45,7 @@ def installed_plugins() -> list[InstalledPlugin]:
     """Distributions (other than pi itself) that declare ``pi`` entry points, by name."""
     from importlib import metadata
 
-    from .extensions.discovery import DISTRIBUTION, GROUP
+    from .entry_points import DISTRIBUTION, GROUP
 
     found: dict[str, InstalledPlugin] = {}
     for dist in metadata.distributions():

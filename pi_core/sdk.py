@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from .extensions.context import UI
 
 if TYPE_CHECKING:
+    from .ai.registry import ModelRegistry
     from .ai.types import Model
     from .extensions.manager import PluginHost
-    from .runtime.session import AgentSession
+    from .runtime.agent_session import AgentSession
     from .runtime.settings import Settings
 
 SessionChoice = Literal["new", "continue", "memory"]
@@ -77,7 +78,7 @@ async def create_agent_session(
     """
     from .extensions.manager import build_plugin_host
     from .paths import agent_dir as default_agent_dir
-    from .runtime.session import AgentSession, RetrySettings
+    from .runtime.agent_session import AgentSession
 
     root = Path(cwd or os.getcwd()).resolve()
     agent = Path(agent_dir).expanduser() if agent_dir else default_agent_dir()
@@ -91,16 +92,11 @@ async def create_agent_session(
     level = thinking_level or _restored_level(manager) or config.default_thinking_level or "off"
     skills, templates = _skills_and_templates(root, agent, config)
     prompt = _prompt_factory(root, agent, config, skills, system_prompt, append_system_prompt)
-    retry = RetrySettings(config.retry.enabled, config.retry.max_retries, config.retry.base_delay_ms,
-                          config.retry.max_delay_ms)
     agent_session = AgentSession(
         host=host, session=manager, model=chosen, stream=stream or _bound_stream(models, api_key), tools=active,
-        system_prompt=prompt, thinking_level=level, mode=mode, ui=ui, retry=retry, flags=flags,
-        queue_modes=(config.steering_mode, config.follow_up_mode),
+        system_prompt=prompt, thinking_level=level, mode=mode, ui=ui, settings=config, models=models, flags=flags,
     )
     agent_session.skills, agent_session.templates = skills, templates
-    agent_session.settings = config  # type: ignore[attr-defined]
-    agent_session.models = models  # type: ignore[attr-defined]
     if not manager.raw_entries():
         manager.append_model_change(chosen.provider, chosen.id)
         manager.append_thinking_level_change(level)
@@ -120,13 +116,13 @@ def _settings(cwd: Path, agent: Path, host: PluginHost, overrides: Any) -> Setti
     return loaded
 
 
-def _model_registry(host: PluginHost, agent: Path) -> Any:
+def _model_registry(host: PluginHost, agent: Path) -> ModelRegistry:
     from .ai import ModelRegistry
 
     return ModelRegistry(apis=list(host.apis), providers=list(host.providers), agent_dir=agent)
 
 
-def _bound_stream(models: Any, api_key: str | None) -> Callable[..., Any]:
+def _bound_stream(models: ModelRegistry, api_key: str | None) -> Callable[..., Any]:
     from .ai import stream
 
     def bound(model: Any, context: Any, **options: Any) -> Any:
@@ -137,7 +133,7 @@ def _bound_stream(models: Any, api_key: str | None) -> Callable[..., Any]:
     return bound
 
 
-def _choose_model(models: Any, config: Settings, model: Any, provider: str | None) -> Model:
+def _choose_model(models: ModelRegistry, config: Settings, model: Any, provider: str | None) -> Model:
     from .ai.types import Model as ModelType
 
     if isinstance(model, ModelType):

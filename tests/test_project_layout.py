@@ -39,3 +39,19 @@ def test_hookspecs_import_nothing_from_pi_core_at_runtime() -> None:
     source = (REPO / "hookspecs" / "__init__.py").read_text()
     runtime_part = source.split("if TYPE_CHECKING:")[0]
     assert "pi_core" not in re.sub(r'""".*?"""', "", runtime_part, flags=re.S)
+
+
+def test_the_model_layer_never_imports_the_plugin_framework() -> None:
+    """pi_core.ai sits at the bottom: it reads provider plugins through pi_core.entry_points, never through
+    the plugin manager (the faux provider's hook marker is pluggy's own, not the framework's)."""
+    offenders = []
+    for path in (REPO / "pi_core" / "ai").rglob("*.py"):
+        for line in path.read_text().splitlines():
+            match = re.match(r"\s*(?:from|import)\s+([\w.]+)", line)
+            if not match:
+                continue
+            target = match.group(1)
+            if target.startswith(("..extensions", "..runtime", "..modes", "..session", "..agent", "hookspecs",
+                                  "pi_core.extensions", "pi_core.runtime")):
+                offenders.append(f"{path.relative_to(REPO)}: {line.strip()}")
+    assert offenders == []

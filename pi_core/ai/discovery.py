@@ -2,7 +2,7 @@
 
 The plugin host of a session does this through pluggy; ``pi_core.ai.stream()`` used on its own (a
 script, a notebook) needs the same providers, so the entry points are read here too (the scan itself is
-cached per process by :func:`pi_core.extensions.discovery.scan_entry_points`).
+cached per process by :func:`pi_core.entry_points.scan_entry_points`).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def collect_from(plugin: Any) -> list[Any]:
 
 def collect_entry_point_providers() -> tuple[list[ApiProvider], list[ProviderConfig], list[ProviderConfig], list[str]]:
     """APIs, built-in providers, third-party providers and load errors of the installed entry points."""
-    from ..extensions.discovery import scan_entry_points
+    from ..entry_points import scan_entry_points
 
     apis: list[ApiProvider] = []
     builtin: list[ProviderConfig] = []

@@ -14,8 +14,11 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 if TYPE_CHECKING:
     from ..agent.tools import Tool
     from ..ai.types import Message, Model
+    from ..session.manager import SessionManager
+    from ..toolkit.process import ProcessResult
 
 Level = Literal["info", "warning", "error"]
+DeliverAs = Literal["steer", "followUp", "nextTurn"]
 
 
 class UI:
@@ -59,13 +62,27 @@ class UI:
 
 
 class SessionRuntime(Protocol):
-    """What a running session offers its plugins (implemented by ``pi_core.runtime``)."""
+    """What a running session offers its plugins, one method per action (implemented by
+    ``pi_core.runtime.bridge.PluginBridge``). :class:`ExtensionContext` delegates to it."""
 
-    def ctx_model(self) -> Model | None: ...
-    def ctx_session_view(self) -> Any: ...
-    def ctx_abort(self) -> None: ...
-    def ctx_is_idle(self) -> bool: ...
-    def ctx_call(self, action: str, *args: Any, **kwargs: Any) -> Any: ...
+    def get_model(self) -> Model | None: ...
+    def session_view(self) -> SessionManager: ...
+    def is_idle(self) -> bool: ...
+    def abort(self) -> None: ...
+    def set_active_tools(self, names: Sequence[str]) -> None: ...
+    def get_active_tools(self) -> list[str]: ...
+    def get_all_tools(self) -> list[Tool]: ...
+    def register_tool(self, tool: Tool, *, replaces: str | None = None) -> None: ...
+    def send_message(self, message: Message | str, *, deliver_as: DeliverAs = "steer",
+                     trigger_turn: bool = False) -> None: ...
+    def append_entry(self, custom_type: str, data: Any = None) -> str: ...
+    def append_custom_message(self, custom_type: str, content: Any, *, display: bool = True,
+                              details: Any = None) -> str: ...
+    def append_context_edit(self, target_id: str, replacement: Any) -> str: ...
+    def set_session_name(self, name: str) -> None: ...
+    def set_model(self, model: Model | str) -> bool: ...
+    async def exec(self, command: str, args: Sequence[str], *, timeout: float | None = None,
+                   cwd: Path | None = None) -> ProcessResult: ...
 
 
 class ExtensionContext:
@@ -99,15 +116,15 @@ class ExtensionContext:
 
     @property
     def model(self) -> Model | None:
-        return self._runtime.ctx_model() if self._runtime else None
+        return self._runtime.get_model() if self._runtime else None
 
     @property
-    def session(self) -> Any:
+    def session(self) -> SessionManager:
         """A read-only view of the session (entries, branch, leaf, file, id)."""
-        return self._require().ctx_session_view()
+        return self._require().session_view()
 
     def is_idle(self) -> bool:
-        return self._runtime.ctx_is_idle() if self._runtime else True
+        return self._runtime.is_idle() if self._runtime else True
 
     def get_flag(self, name: str) -> Any:
         """The value of a flag registered through ``register_flags`` (``None`` if unknown)."""
@@ -117,56 +134,55 @@ class ExtensionContext:
 
     def abort(self) -> None:
         if self._runtime:
-            self._runtime.ctx_abort()
+            self._runtime.abort()
 
     def set_active_tools(self, names: Sequence[str]) -> None:
         """Choose which registered tools the model is told about from the next request on.
 
         This is not a sandbox: it changes what the model is offered, nothing else.
         """
-        self._call("set_active_tools", list(names))
+        self._require().set_active_tools(list(names))
 
     def get_active_tools(self) -> list[str]:
-        return self._call("get_active_tools")
+        return self._require().get_active_tools()
 
     def get_all_tools(self) -> list[Tool]:
-        return self._call("get_all_tools")
+        return self._require().get_all_tools()
 
     def register_tool(self, tool: Tool, *, replaces: str | None = None) -> None:
         """Register (and activate) a tool discovered at run time."""
-        self._call("register_tool", tool, replaces=replaces)
+        self._require().register_tool(tool, replaces=replaces)
 
     def send_message(
-        self, message: Message | str, *, deliver_as: Literal["steer", "followUp", "nextTurn"] = "steer",
-        trigger_turn: bool = False,
+        self, message: Message | str, *, deliver_as: DeliverAs = "steer", trigger_turn: bool = False,
     ) -> None:
         """Queue a message: as steering, as a follow-up, or for the next prompt."""
-        self._call("send_message", message, deliver_as=deliver_as, trigger_turn=trigger_turn)
+        self._require().send_message(message, deliver_as=deliver_as, trigger_turn=trigger_turn)
 
     def append_entry(self, custom_type: str, data: Any = None) -> str:
         """Persist plugin state in the session (a ``custom`` entry, never sent to the model)."""
-        return self._call("append_entry", custom_type, data)
+        return self._require().append_entry(custom_type, data)
 
     def append_custom_message(self, custom_type: str, content: Any, *, display: bool = True,
                               details: Any = None) -> str:
         """Add a ``custom_message`` entry: the model sees it as user input."""
-        return self._call("append_custom_message", custom_type, content, display=display, details=details)
+        return self._require().append_custom_message(custom_type, content, display=display, details=details)
 
     def append_context_edit(self, target_id: str, replacement: Any) -> str:
         """Replace (or with ``None`` omit) an entry's contribution to the model's context."""
-        return self._call("append_context_edit", target_id, replacement)
+        return self._require().append_context_edit(target_id, replacement)
 
     def set_session_name(self, name: str) -> None:
-        self._call("set_session_name", name)
+        self._require().set_session_name(name)
 
     def set_model(self, model: Model | str) -> bool:
-        return self._call("set_model", model)
+        return self._require().set_model(model)
 
     async def exec(self, command: str, args: Sequence[str] = (), *, timeout: float | None = None,
-                   cwd: Path | None = None) -> Any:
+                   cwd: Path | None = None) -> ProcessResult:
         """Run a program without a shell (timeout, abort, process-group kill); returns a
         :class:`pi_core.ProcessResult` (``stdout``, ``stderr``, ``exit_code``, ``killed``)."""
-        return await self._call("exec", command, list(args), timeout=timeout, cwd=cwd)
+        return await self._require().exec(command, list(args), timeout=timeout, cwd=cwd)
 
     # -- plumbing ------------------------------------------------------------------------------
 
@@ -174,9 +190,6 @@ class ExtensionContext:
         if self._runtime is None:
             raise RuntimeError("no session is running; this action is available from session_start on")
         return self._runtime
-
-    def _call(self, action: str, *args: Any, **kwargs: Any) -> Any:
-        return self._require().ctx_call(action, *args, **kwargs)
 
 
 __all__ = ["UI", "ExtensionContext", "SessionRuntime"]

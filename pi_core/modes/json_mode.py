@@ -14,7 +14,7 @@ from .event_json import dumps
 from .print_mode import exit_code_for
 
 if TYPE_CHECKING:
-    from ..runtime.session import AgentSession
+    from ..runtime.agent_session import AgentSession
 
 
 async def run_json(session: AgentSession, prompt: str, *, images: list[Any] | None = None, header: bool = True,

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from ..ai.types import AssistantMessage
 
 if TYPE_CHECKING:
-    from ..runtime.session import AgentSession
+    from ..runtime.agent_session import AgentSession
 
 
 def last_answer(session: AgentSession) -> AssistantMessage | None:

@@ -7,13 +7,17 @@ provider refused the request as too long, or cut the answer short for lack of ro
 is hidden with a ``context_edit``, the session compacts and the turn is retried once). Plugins may
 cancel a compaction or supply its summary (``session_before_compact``). Nothing is written unless the
 whole compaction succeeds.
+
+:class:`Compactor` owns the state (the switch, whether a compaction runs, its abort controller, the
+once-per-prompt overflow recovery); what it needs of the session is declared by :class:`CompactionHost`.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..ai.abort import AbortController, AbortSignal
 from ..ai.overflow import is_context_overflow
@@ -59,7 +63,10 @@ from ..session.ids import iso_to_ms
 from .events import CompactionEndEvent, CompactionStartEvent
 
 if TYPE_CHECKING:
-    from .session import AgentSession
+    from ..ai.retry import RetryPolicy
+    from ..ai.types import Model
+    from ..session.manager import SessionManager
+    from .settings import Settings
 
 Reason = Literal["manual", "threshold", "overflow"]
 RECOVERY_FAILED = ("Context overflow recovery failed after one compact-and-retry attempt. Reduce the context or "
@@ -94,60 +101,232 @@ class CompactionResult:
         return {k: v for k, v in data.items() if v is not None}
 
 
-def compaction_settings(session: AgentSession) -> CompactionSettings:
-    """The session's ``compaction`` settings (pi's defaults without a settings object)."""
-    configured = getattr(getattr(session, "settings", None), "compaction", None)
-    if configured is None:
-        return CompactionSettings()
+class CompactionHost(Protocol):
+    """What compaction and tree navigation use of the session."""
+
+    session: SessionManager
+    settings: Settings
+
+    @property
+    def model(self) -> Model: ...
+    @property
+    def thinking_level(self) -> str: ...
+    @property
+    def messages(self) -> list[Any]: ...
+    @property
+    def retry(self) -> RetryPolicy: ...
+    @property
+    def last_run_aborted(self) -> bool: ...
+
+    async def emit(self, event: Any) -> None:
+        """Send a session event to subscribers."""
+
+    async def call_hook(self, hook: str, event: Any) -> Any:
+        """Dispatch a plugin hook with the session's ``ctx``; returns the event."""
+
+    def reload_transcript(self) -> None:
+        """Rebuild the model's view after the session file changed (a compaction, a tree move)."""
+
+    def entry_id_of(self, message: Any) -> str | None:
+        """The session entry a message was stored as (``None``: not stored by this session)."""
+
+    async def hide_failed(self, message: Any) -> None:
+        """Keep a failed answer in the file but out of the model's context."""
+
+    def stream_model(self, model: Model, context: Context, **options: Any) -> AsyncIterator[Any]:
+        """Stream a request with the session's provider access."""
+
+    def require_idle(self, what: str) -> None:
+        """Raise :class:`~pi_core.SessionBusyError` while a run is in progress."""
+
+
+def compaction_settings(host: CompactionHost) -> CompactionSettings:
+    """The session's ``compaction`` settings."""
+    configured = host.settings.compaction
     return CompactionSettings(configured.enabled, configured.reserve_tokens, configured.keep_recent_tokens)
 
 
-def auto_compaction_on(session: AgentSession) -> bool:
-    """Automatic triggers need both the setting and the session's switch (RPC ``set_auto_compaction``)."""
-    return session.auto_compaction_enabled and compaction_settings(session).enabled
+class Compactor:
+    """One session's compactions and tree moves, and the state they keep between runs.
 
-
-# -------------------------------------------------------------------------------------------------
-# compaction
-
-
-async def compact(session: AgentSession, reason: Reason = "manual", custom_instructions: str | None = None, *,
-                  will_retry: bool = False) -> CompactionResult | None:
-    """Compact the current branch.
-
-    Returns ``None`` when a plugin cancelled, or (automatic triggers only, without any event) when
-    nothing can be compacted. Raises :class:`CompactionError` when the compaction failed or was aborted.
+    :ivar enabled: the session's switch for automatic compaction (RPC ``set_auto_compaction``); automatic
+        triggers also need the ``compaction.enabled`` setting.
+    :ivar is_compacting: a compaction or a branch summary is running.
     """
-    path = session.session.get_raw_branch()
-    settings = compaction_settings(session)
-    preparation = prepare_compaction(path, settings) if reason != "manual" else None
-    if reason != "manual" and preparation is None:
-        return None
-    controller = session._compaction = AbortController()
-    session.is_compacting = True
-    await session._emit(CompactionStartEvent(reason))
-    try:
-        if preparation is None:
-            preparation = _prepare_manual(path, settings)
-        result = await _compact(session, preparation, path, reason, custom_instructions, will_retry, controller)
-    except Exception as exc:
-        aborted = controller.signal.aborted or getattr(exc, "aborted", False)
-        _done_compacting(session, controller)
-        await session._emit(CompactionEndEvent(reason, None, aborted, False,
+
+    def __init__(self, host: CompactionHost) -> None:
+        self._host = host
+        self.enabled = True
+        self.is_compacting = False
+        self._controller: AbortController | None = None
+        self._overflow_recovered = False
+        self._blocked = False  # a failed pre-request compaction is not retried in the same run
+
+    @property
+    def auto(self) -> bool:
+        return self.enabled and compaction_settings(self._host).enabled
+
+    def start_run(self) -> None:
+        self._overflow_recovered = False
+        self._blocked = False
+
+    def answer_succeeded(self) -> None:
+        """A good answer allows another overflow recovery."""
+        self._overflow_recovered = False
+
+    def abort(self, reason: str = "aborted by the user") -> None:
+        if self._controller is not None:
+            self._controller.abort(reason)
+
+    # -- compaction ------------------------------------------------------------------------------
+
+    async def compact(self, reason: Reason = "manual", custom_instructions: str | None = None, *,
+                      will_retry: bool = False) -> CompactionResult | None:
+        """Compact the current branch.
+
+        Returns ``None`` when a plugin cancelled, or (automatic triggers only, without any event) when
+        nothing can be compacted. Raises :class:`CompactionError` when the compaction failed or was aborted.
+        """
+        host = self._host
+        path = host.session.get_raw_branch()
+        settings = compaction_settings(host)
+        preparation = prepare_compaction(path, settings) if reason != "manual" else None
+        if reason != "manual" and preparation is None:
+            return None
+        controller = self._begin()
+        await host.emit(CompactionStartEvent(reason))
+        try:
+            if preparation is None:
+                preparation = _prepare_manual(path, settings)
+            result = await _compact(host, preparation, path, reason, custom_instructions, will_retry, controller)
+        except Exception as exc:
+            aborted = controller.signal.aborted or getattr(exc, "aborted", False)
+            self._end(controller)
+            await host.emit(CompactionEndEvent(reason, None, aborted, False,
                                                None if aborted else _failure(reason, exc)))
-        if isinstance(exc, CompactionError) and exc.aborted == aborted:
-            raise
-        raise CompactionError(str(exc), aborted=aborted) from exc
-    _done_compacting(session, controller)
-    await session._emit(CompactionEndEvent(reason, result, result is None, will_retry and result is not None))
-    return result
+            if isinstance(exc, CompactionError) and exc.aborted == aborted:
+                raise
+            raise CompactionError(str(exc), aborted=aborted) from exc
+        self._end(controller)
+        await host.emit(CompactionEndEvent(reason, result, result is None, will_retry and result is not None))
+        return result
 
+    def _begin(self) -> AbortController:
+        controller = self._controller = AbortController()
+        self.is_compacting = True
+        return controller
 
-def _done_compacting(session: AgentSession, controller: AbortController) -> None:
-    # Listeners of compaction_end may start the next prompt: the session is idle before they hear of it.
-    if session._compaction is controller:
-        session._compaction = None
-    session.is_compacting = False
+    def _end(self, controller: AbortController) -> None:
+        # Listeners of compaction_end may start the next prompt: the session is idle before they hear of it.
+        if self._controller is controller:
+            self._controller = None
+        self.is_compacting = False
+
+    # -- automatic triggers ------------------------------------------------------------------------
+
+    def will_recover_overflow(self, message: Any) -> bool:
+        """Will the run compact and retry after ``message`` (``agent_end``'s ``willRetry``)?"""
+        return self.auto and not self._overflow_recovered and overflow_action(self._host, message) == "retry"
+
+    async def recover_overflow(self) -> bool:
+        """After a run ending in an overflow: hide the failed answer, compact and say whether to retry.
+
+        Only once per prompt (a successful answer allows it again); a second overflow ends the run with the
+        provider's error and a ``compaction_end`` saying that recovery failed.
+        """
+        host = self._host
+        last = host.messages[-1] if host.messages else None
+        if not self.auto or overflow_action(host, last) != "retry":
+            return False
+        if self._overflow_recovered:
+            await host.emit(CompactionEndEvent("overflow", None, False, False, RECOVERY_FAILED))
+            return False
+        self._overflow_recovered = True
+        await host.hide_failed(last)
+        try:
+            result = await self.compact("overflow", will_retry=True)
+        except CompactionError:
+            result = None
+        if result is None:
+            if last not in host.messages:
+                host.messages.append(last)  # the run ends with the provider's error, as without recovery
+            return False
+        messages = host.messages
+        return bool(messages) and not isinstance(messages[-1], AssistantMessage)
+
+    async def compact_after_run(self) -> None:
+        """The check after a run: a successful answer over the window compacts (no retry); otherwise the
+        threshold decides. Failures are reported by ``compaction_end`` and leave the session as it was."""
+        host = self._host
+        if not self.auto or host.last_run_aborted or not host.messages:
+            return
+        action = overflow_action(host, host.messages[-1])
+        reason: Reason | None = "overflow" if action == "compact" else None
+        if action is None and over_threshold(host):
+            reason = "threshold"
+        if reason is None:
+            return
+        try:
+            await self.compact(reason)
+        except CompactionError:
+            pass
+
+    async def compact_before_request(self, conversation: list[Any]) -> list[Any]:
+        """Before each model request: compact first when the context is already over the threshold, so a
+        long run is not cut off by an overflow; returns the conversation to send."""
+        host = self._host
+        if not self.auto or self.is_compacting or self._blocked:
+            return conversation
+        context = host.session.build_session_context()
+        tokens = estimate_projected_tokens(context.raw_messages, context.source_ids, host.session.get_raw_branch())
+        if not should_compact(tokens, host.model.context_window, compaction_settings(host)):
+            return conversation
+        try:
+            result = await self.compact("threshold")
+        except CompactionError:
+            result = None
+        if result is None:
+            self._blocked = True  # not again in this run: one failed summary request is enough
+            return conversation
+        return [m for m in host.messages if getattr(m, "role", None) != "system"]
+
+    # -- tree navigation -----------------------------------------------------------------------------
+
+    async def navigate_tree(self, target_id: str, *, summarize: bool = False,
+                            custom_instructions: str | None = None, replace_instructions: bool = False,
+                            label: str | None = None) -> dict[str, Any]:
+        """Continue from another entry of the session tree; optionally summarise the branch left.
+
+        A user message (or plugin message) as target moves to just before it and returns its text as
+        ``editor_text``, to edit and send again. Returns ``{cancelled, aborted?, editor_text?, summary_entry?}``.
+        Files on disk are never touched: only where the conversation continues from changes.
+        """
+        from .agent_session import SessionBusyError
+
+        host = self._host
+        manager = host.session
+        host.require_idle("move in the session tree")
+        if self.is_compacting:
+            raise SessionBusyError("cannot move in the session tree while a compaction is running")
+        old_leaf = manager.get_leaf_id()
+        if target_id == old_leaf:
+            return {"cancelled": False}
+        target = manager.get_raw_entry(target_id)
+        if target is None:
+            raise ValueError(f"no entry {target_id!r} in this session")
+        preparation = _branch_preparation(host, target_id, old_leaf, summarize, custom_instructions,
+                                          replace_instructions, label)
+        controller = self._begin()
+        try:
+            outcome = await _navigate(host, target, preparation, controller)
+        finally:
+            self._end(controller)
+        if outcome.get("cancelled"):
+            return outcome
+        summary_entry = outcome.get("summary_entry")
+        await host.call_hook("session_tree", SessionTreeEvent(
+            manager.get_leaf_id(), old_leaf, summary_entry, outcome.pop("from_plugin")))
+        return outcome
 
 
 def _prepare_manual(path: list[dict[str, Any]], settings: CompactionSettings) -> CompactionPreparation:
@@ -165,11 +344,11 @@ def _failure(reason: Reason, exc: Exception) -> str:
     return f"{prefix}: {exc}"
 
 
-async def _compact(session: AgentSession, preparation: CompactionPreparation, path: list[dict[str, Any]],
+async def _compact(host: CompactionHost, preparation: CompactionPreparation, path: list[dict[str, Any]],
                    reason: Reason, custom_instructions: str | None, will_retry: bool,
                    controller: AbortController) -> CompactionResult | None:
     event = SessionBeforeCompactEvent(preparation, path, custom_instructions, reason, will_retry, controller.signal)
-    event = await session.host.dispatch.call("session_before_compact", event, session.ctx)
+    event = await host.call_hook("session_before_compact", event)
     decision = event.decision
     controller.signal.throw_if_aborted()
     if isinstance(decision, Cancel):
@@ -180,17 +359,17 @@ async def _compact(session: AgentSession, preparation: CompactionPreparation, pa
         first_kept = decision.first_kept_entry_id or preparation.first_kept_entry_id
         tokens_before = getattr(decision, "tokens_before", None) or tokens_before
     else:
-        summary, usage = await _summarize(session, preparation, custom_instructions, controller)
+        summary, usage = await _summarize(host, preparation, custom_instructions, controller)
         summary = with_file_lists(summary, preparation.file_ops)
         first_kept, details = preparation.first_kept_entry_id, preparation.file_ops.details()
     controller.signal.throw_if_aborted()
     from_plugin = isinstance(decision, CompactionOverride)
-    entry_id = session.session.append_compaction(summary, first_kept, tokens_before, details, from_plugin, usage)
-    session._load_transcript()
-    after = sum(estimate_tokens(m) for m in session.session.build_session_context().raw_messages)
+    entry_id = host.session.append_compaction(summary, first_kept, tokens_before, details, from_plugin, usage)
+    host.reload_transcript()
+    after = sum(estimate_tokens(m) for m in host.session.build_session_context().raw_messages)
     result = CompactionResult(summary, first_kept, tokens_before, after, usage, details, entry_id, from_plugin)
-    await session.host.dispatch.call("session_compact", SessionCompactEvent(
-        session.session.get_raw_entry(entry_id), from_plugin, reason, will_retry), session.ctx)
+    await host.call_hook("session_compact", SessionCompactEvent(
+        host.session.get_raw_entry(entry_id), from_plugin, reason, will_retry))
     return result
 
 
@@ -198,53 +377,53 @@ def _usage_json(usage: Any) -> dict[str, Any] | None:
     return usage.to_json() if hasattr(usage, "to_json") else usage
 
 
-async def _summarize(session: AgentSession, preparation: CompactionPreparation, instructions: str | None,
+async def _summarize(host: CompactionHost, preparation: CompactionPreparation, instructions: str | None,
                      controller: AbortController) -> tuple[str, dict[str, Any] | None]:
     history, usage = preparation.previous_summary or NO_HISTORY, None
     if preparation.messages_to_summarize:
-        history, usage = await _summarize_history(session, preparation, instructions, controller)
+        history, usage = await _summarize_history(host, preparation, instructions, controller)
     if not preparation.is_split_turn or not preparation.turn_prefix_messages:
         return history, usage
-    conversation = fit_conversation(preparation.turn_prefix_messages, _request_budget(session, None))
+    conversation = fit_conversation(preparation.turn_prefix_messages, _request_budget(host, None))
     request = turn_prefix_request(conversation=conversation, custom_instructions=instructions)
-    prefix, prefix_usage = await ask_model(session, request, controller, "Turn prefix summarization")
+    prefix, prefix_usage = await ask_model(host, request, controller, "Turn prefix summarization")
     return history + SPLIT_JOIN + prefix, _add_usage(usage, prefix_usage)
 
 
-async def _summarize_history(session: AgentSession, preparation: CompactionPreparation, instructions: str | None,
+async def _summarize_history(host: CompactionHost, preparation: CompactionPreparation, instructions: str | None,
                              controller: AbortController) -> tuple[str, dict[str, Any] | None]:
     """One request when the history fits the model; otherwise one per piece, each updating the summary."""
     running, usage = preparation.previous_summary, None
-    for chunk in conversation_chunks(preparation.messages_to_summarize, _request_budget(session, running)):
+    for chunk in conversation_chunks(preparation.messages_to_summarize, _request_budget(host, running)):
         request = summary_request(conversation=chunk, previous_summary=running, custom_instructions=instructions)
-        running, chunk_usage = await ask_model(session, request, controller, "Summarization")
+        running, chunk_usage = await ask_model(host, request, controller, "Summarization")
         usage = _add_usage(usage, chunk_usage)
     return running or NO_HISTORY, usage
 
 
-def _request_budget(session: AgentSession, previous_summary: str | None) -> int:
+def _request_budget(host: CompactionHost, previous_summary: str | None) -> int:
     """Tokens of conversation one summarization request may carry: the window less the output reserve,
     the previous summary (or room for a summary that grows) and the instructions."""
-    window = session.model.context_window or 128_000
+    window = host.model.context_window or 128_000
     summary_room = max(4000, js_len(previous_summary or "") // 4)
-    return max(1000, window - compaction_settings(session).reserve_tokens - summary_room - 1500)
+    return max(1000, window - compaction_settings(host).reserve_tokens - summary_room - 1500)
 
 
-async def ask_model(session: AgentSession, context: Context, controller: AbortController,
+async def ask_model(host: CompactionHost, context: Context, controller: AbortController,
                     label: str = "Summarization") -> tuple[str, dict[str, Any]]:
     """One summarization request with the session's model (transient failures retried as the session's
     retry settings say); the answer's text and usage."""
-    model = session.model
+    model = host.model
     options: dict[str, Any] = {"signal": controller.signal, "cache_retention": "none",
-                               "session_id": session.session.session_id}
-    if model.reasoning and session.thinking_level != "off":
-        options["reasoning"] = session.thinking_level
+                               "session_id": host.session.session_id}
+    if model.reasoning and host.thinking_level != "off":
+        options["reasoning"] = host.thinking_level
     attempt = 0
     while True:
-        final = await _request(session, context, options)
+        final = await _request(host, context, options)
         if controller.signal.aborted or final.stop_reason == "aborted":
             raise CompactionError(f"{label} was aborted", aborted=True)
-        delay = _retry_delay(session, final, attempt + 1)
+        delay = _retry_delay(host, final, attempt + 1)
         if delay is None:
             break
         attempt += 1
@@ -259,9 +438,9 @@ async def ask_model(session: AgentSession, context: Context, controller: AbortCo
     return "\n".join(b.text for b in final.content if b.type == "text"), final.usage.to_json()
 
 
-async def _request(session: AgentSession, context: Context, options: dict[str, Any]) -> AssistantMessage:
+async def _request(host: CompactionHost, context: Context, options: dict[str, Any]) -> AssistantMessage:
     final: AssistantMessage | None = None
-    async for event in session._stream(session.model, context, **options):
+    async for event in host.stream_model(host.model, context, **options):
         if event.type in ("done", "error"):
             final = event.message
     if final is None:
@@ -269,11 +448,8 @@ async def _request(session: AgentSession, context: Context, options: dict[str, A
     return final
 
 
-def _retry_delay(session: AgentSession, message: AssistantMessage, attempt: int) -> int | None:
-    from ..ai.retry import RetryPolicy
-
-    retry = session.retry
-    policy = RetryPolicy(retry.max_retries, retry.base_delay_ms, retry.max_delay_ms, retry.enabled)
+def _retry_delay(host: CompactionHost, message: AssistantMessage, attempt: int) -> int | None:
+    policy = host.retry
     if not policy.should_retry(message, attempt):
         return None
     return policy.delay_ms(attempt)
@@ -302,10 +478,10 @@ def _add_usage(a: dict[str, Any] | None, b: dict[str, Any]) -> dict[str, Any]:
 # automatic triggers
 
 
-def _before_latest_compaction(session: AgentSession, entry_id: str | None, timestamp: int) -> bool:
+def _before_latest_compaction(host: CompactionHost, entry_id: str | None, timestamp: int) -> bool:
     """Is a message from before the branch's latest compaction (so that its usage, or its failure,
     describes the context as it was before)? Judged by its entry's place when known, else by time."""
-    path = session.session.get_raw_branch()
+    path = host.session.get_raw_branch()
     latest = next((n for n in range(len(path) - 1, -1, -1) if path[n].get("type") == "compaction"), None)
     if latest is None:
         return False
@@ -317,19 +493,19 @@ def _before_latest_compaction(session: AgentSession, entry_id: str | None, times
     return at is not None and timestamp <= at
 
 
-def _entry_of(session: AgentSession, message: Any) -> str | None:
-    return session._entry_ids.get(id(message))
+def _entry_of(host: CompactionHost, message: Any) -> str | None:
+    return host.entry_id_of(message)
 
 
-def overflow_action(session: AgentSession, message: Any) -> Literal["retry", "compact"] | None:
+def overflow_action(host: CompactionHost, message: Any) -> Literal["retry", "compact"] | None:
     """What an answer's failure calls for: ``retry`` (compact, then run the turn again: the provider
     refused the request as too long, or stopped short for lack of room), ``compact`` (a successful answer
     whose input already exceeded the window) or ``None``."""
     if not isinstance(message, AssistantMessage):
         return None
-    model = session.model
+    model = host.model
     if (message.provider, message.model) != (model.provider, model.id) or \
-            _before_latest_compaction(session, _entry_of(session, message), message.timestamp):
+            _before_latest_compaction(host, _entry_of(host, message), message.timestamp):
         return None  # another model's limits, or a failure the latest compaction already dealt with
     if message.stop_reason == "error":
         return "retry" if is_context_overflow(message) else None
@@ -341,80 +517,30 @@ def overflow_action(session: AgentSession, message: Any) -> Literal["retry", "co
     return None
 
 
-def will_recover_overflow(session: AgentSession, message: Any) -> bool:
-    """Will the run compact and retry after ``message`` (``agent_end``'s ``willRetry``)?"""
-    return (auto_compaction_on(session) and not session._overflow_recovered
-            and overflow_action(session, message) == "retry")
-
-
-async def recover_overflow(session: AgentSession) -> bool:
-    """After a run ending in an overflow: hide the failed answer, compact and say whether to retry.
-
-    Only once per prompt (a successful answer allows it again); a second overflow ends the run with the
-    provider's error and a ``compaction_end`` saying that recovery failed.
-    """
-    last = session.agent.messages[-1] if session.agent.messages else None
-    if not auto_compaction_on(session) or overflow_action(session, last) != "retry":
-        return False
-    if session._overflow_recovered:
-        await session._emit(CompactionEndEvent("overflow", None, False, False, RECOVERY_FAILED))
-        return False
-    session._overflow_recovered = True
-    await session._hide_failed(last)
-    try:
-        result = await compact(session, "overflow", will_retry=True)
-    except CompactionError:
-        result = None
-    if result is None:
-        if last not in session.agent.messages:
-            session.agent.messages.append(last)  # the run ends with the provider's error, as without recovery
-        return False
-    messages = session.agent.messages
-    return bool(messages) and not isinstance(messages[-1], AssistantMessage)
-
-
-async def compact_after_run(session: AgentSession) -> None:
-    """The check after a run: a successful answer over the window compacts (no retry); otherwise the
-    threshold decides. Failures are reported by ``compaction_end`` and leave the session as it was."""
-    if not auto_compaction_on(session) or session.agent.last_run_aborted or not session.agent.messages:
-        return
-    last = session.agent.messages[-1]
-    action = overflow_action(session, last)
-    reason: Reason | None = "overflow" if action == "compact" else None
-    if action is None and over_threshold(session):
-        reason = "threshold"
-    if reason is None:
-        return
-    try:
-        await compact(session, reason)
-    except CompactionError:
-        pass
-
-
-def over_threshold(session: AgentSession) -> bool:
+def over_threshold(host: CompactionHost) -> bool:
     """Does the context exceed the window minus the reserve, judged after the last answer as pi 1.6 does?
 
     A failed answer (or one without usage) is judged by the last successful usage plus estimates — one
     oversized turn that failed must still be compacted; edits since the usage force an estimate.
     """
-    last = session.messages[-1] if session.messages else None
+    last = host.messages[-1] if host.messages else None
     if not isinstance(last, AssistantMessage) or last.stop_reason == "aborted" or \
-            _before_latest_compaction(session, _entry_of(session, last), last.timestamp):
+            _before_latest_compaction(host, _entry_of(host, last), last.timestamp):
         return False
-    context = session.session.build_session_context()
-    path = session.session.get_raw_branch()
+    context = host.session.build_session_context()
+    path = host.session.get_raw_branch()
     raw = context.raw_messages
     if any(e.get("type") == "context_edit" for e in window_entries(path)[0]):
         tokens = estimate_projected_tokens(raw, context.source_ids, path)
     elif last.stop_reason == "error" or _usage_of(last) == 0:
         index = last_usage_index(raw)
-        if index is not None and _before_latest_compaction(session, context.source_ids[index],
+        if index is not None and _before_latest_compaction(host, context.source_ids[index],
                                                            raw[index].get("timestamp") or 0):
             return False  # the only usage there is describes the context before the compaction
         tokens = estimate_context_tokens(raw)
     else:
         tokens = _usage_of(last)
-    return should_compact(tokens, session.model.context_window, compaction_settings(session))
+    return should_compact(tokens, host.model.context_window, compaction_settings(host))
 
 
 def _usage_of(message: AssistantMessage) -> int:
@@ -422,95 +548,35 @@ def _usage_of(message: AssistantMessage) -> int:
     return usage.total_tokens or usage.input + usage.output + usage.cache_read + usage.cache_write
 
 
-async def compact_before_request(session: AgentSession, conversation: list[Any]) -> list[Any]:
-    """Before each model request: compact first when the context is already over the threshold, so a
-    long run is not cut off by an overflow; returns the conversation to send."""
-    if not auto_compaction_on(session) or session.is_compacting or session._compaction_blocked:
-        return conversation
-    context = session.session.build_session_context()
-    tokens = estimate_projected_tokens(context.raw_messages, context.source_ids, session.session.get_raw_branch())
-    if not should_compact(tokens, session.model.context_window, compaction_settings(session)):
-        return conversation
-    try:
-        result = await compact(session, "threshold")
-    except CompactionError:
-        result = None
-    if result is None:
-        session._compaction_blocked = True  # not again in this run: one failed summary request is enough
-        return conversation
-    return [m for m in session.agent.messages if getattr(m, "role", None) != "system"]
-
-
-# -------------------------------------------------------------------------------------------------
-# tree navigation
-
-
-async def navigate_tree(session: AgentSession, target_id: str, *, summarize: bool = False,
-                        custom_instructions: str | None = None, replace_instructions: bool = False,
-                        label: str | None = None) -> dict[str, Any]:
-    """Continue from another entry of the session tree; optionally summarise the branch left.
-
-    A user message (or plugin message) as target moves to just before it and returns its text as
-    ``editor_text``, to edit and send again. Returns ``{cancelled, aborted?, editor_text?, summary_entry?}``.
-    Files on disk are never touched: only where the conversation continues from changes.
-    """
-    from .session import SessionBusyError
-
-    manager = session.session
-    session._require_idle("move in the session tree")
-    if session.is_compacting:
-        raise SessionBusyError("cannot move in the session tree while a compaction is running")
-    old_leaf = manager.get_leaf_id()
-    if target_id == old_leaf:
-        return {"cancelled": False}
-    target = manager.get_raw_entry(target_id)
-    if target is None:
-        raise ValueError(f"no entry {target_id!r} in this session")
-    preparation = _branch_preparation(session, target_id, old_leaf, summarize, custom_instructions,
-                                      replace_instructions, label)
-    controller = session._compaction = AbortController()
-    session.is_compacting = True
-    try:
-        outcome = await _navigate(session, target, preparation, controller)
-    finally:
-        _done_compacting(session, controller)
-    if outcome.get("cancelled"):
-        return outcome
-    summary_entry = outcome.get("summary_entry")
-    await session.host.dispatch.call("session_tree", SessionTreeEvent(
-        manager.get_leaf_id(), old_leaf, summary_entry, outcome.pop("from_plugin")), session.ctx)
-    return outcome
-
-
-def _branch_preparation(session: AgentSession, target_id: str, old_leaf: str | None, summarize: bool,
+def _branch_preparation(host: CompactionHost, target_id: str, old_leaf: str | None, summarize: bool,
                         custom_instructions: str | None, replace_instructions: bool,
                         label: str | None) -> BranchPreparation:
-    manager = session.session
+    manager = host.session
     entries, ancestor = abandoned_entries(manager.get_raw_branch(), manager.get_raw_branch(target_id)) \
         if old_leaf is not None else ([], None)
-    budget = (session.model.context_window or 128_000) - _branch_reserve(session)
+    budget = (host.model.context_window or 128_000) - _branch_reserve(host)
     messages, ops = select_messages(entries, max(1, budget))
     return BranchPreparation(target_id, old_leaf, ancestor, entries, messages, ops, summarize,
                              custom_instructions, replace_instructions, label)
 
 
-async def _navigate(session: AgentSession, target: dict[str, Any], preparation: BranchPreparation,
+async def _navigate(host: CompactionHost, target: dict[str, Any], preparation: BranchPreparation,
                     controller: AbortController) -> dict[str, Any]:
-    event = await session.host.dispatch.call("session_before_tree",
-                                             SessionBeforeTreeEvent(preparation, controller.signal), session.ctx)
+    event = await host.call_hook("session_before_tree",
+                                             SessionBeforeTreeEvent(preparation, controller.signal))
     if isinstance(event.decision, Cancel):
         return {"cancelled": True}
     override = event.decision if isinstance(event.decision, TreeOverride) else None
     _apply_override(preparation, override)
     try:
-        summary, details, usage, from_plugin = await _branch_summary(session, preparation, override, controller)
+        summary, details, usage, from_plugin = await _branch_summary(host, preparation, override, controller)
     except CompactionError as exc:
         if exc.aborted:
             return {"cancelled": True, "aborted": True}
         raise
     if controller.signal.aborted:
         return {"cancelled": True, "aborted": True}
-    manager = session.session
+    manager = host.session
     new_leaf, editor_text = _new_position(target)
     summary_entry = None
     if summary:
@@ -523,7 +589,7 @@ async def _navigate(session: AgentSession, target: dict[str, Any], preparation: 
     if preparation.label:
         manager.append_label_change(summary_entry["id"] if summary_entry else preparation.target_id,
                                     preparation.label)
-    session._load_transcript()
+    host.reload_transcript()
     outcome: dict[str, Any] = {"cancelled": False, "from_plugin": from_plugin}
     if editor_text is not None:
         outcome["editor_text"] = editor_text
@@ -543,7 +609,7 @@ def _apply_override(preparation: BranchPreparation, override: TreeOverride | Non
         preparation.label = override.label
 
 
-async def _branch_summary(session: AgentSession, preparation: BranchPreparation, override: TreeOverride | None,
+async def _branch_summary(host: CompactionHost, preparation: BranchPreparation, override: TreeOverride | None,
                           controller: AbortController) -> tuple[str | None, Any, Any, bool]:
     """The summary to attach (``None``: none): its text, details, usage and whether a plugin wrote it."""
     if not preparation.user_wants_summary:
@@ -555,7 +621,7 @@ async def _branch_summary(session: AgentSession, preparation: BranchPreparation,
     ops: FileOps = preparation.file_ops
     if not preparation.messages:
         return EMPTY_BRANCH, ops.details(), None, False
-    text, usage = await ask_model(session, branch_summary_request(preparation), controller, "Branch summarization")
+    text, usage = await ask_model(host, branch_summary_request(preparation), controller, "Branch summarization")
     return stored_branch_summary(text, ops), ops.details(), usage, False
 
 
@@ -576,21 +642,17 @@ def _text(content: Any) -> str:
     return "".join(b.get("text") or "" for b in content or [] if isinstance(b, dict) and b.get("type") == "text")
 
 
-def _branch_reserve(session: AgentSession) -> int:
-    configured = getattr(getattr(session, "settings", None), "branch_summary", None)
-    return getattr(configured, "reserve_tokens", 16384)
+def _branch_reserve(host: CompactionHost) -> int:
+    return host.settings.branch_summary.reserve_tokens
 
 
 __all__ = [
+    "RECOVERY_FAILED",
     "CompactionError",
+    "CompactionHost",
     "CompactionResult",
+    "Compactor",
     "ask_model",
-    "compact",
-    "compact_after_run",
-    "compact_before_request",
-    "navigate_tree",
     "over_threshold",
     "overflow_action",
-    "recover_overflow",
-    "will_recover_overflow",
 ]

@@ -39,8 +39,8 @@ def test_fork_before_a_user_message_and_clone(tmp_path: Path) -> None:
     run(session.prompt("q2"))
     original = session.session.session_file
     forks = session.get_fork_messages()
-    assert [f["text"] for f in forks] == ["q1", "q2"]
-    cancelled, forked_text = run(session.fork(forks[1]["entryId"]))
+    assert [f.text for f in forks] == ["q1", "q2"]
+    cancelled, forked_text = run(session.fork(forks[1].entry_id))
     assert (cancelled, forked_text) == (False, "q2")
     assert session.session.session_file != original
     assert [m.role for m in session.messages] == ["system", "user", "assistant"]
@@ -66,7 +66,7 @@ def test_a_plugin_can_cancel_switching_and_forking(tmp_path: Path) -> None:
             return Cancel("no")
 
     from pi_core import SessionManager, SystemMessage, build_plugin_host
-    from pi_core.runtime.session import AgentSession
+    from pi_core.runtime.agent_session import AgentSession
     from scripted import MODEL
 
     host = build_plugin_host(tmp_path, agent_dir=tmp_path / "agent", autoload=False, plugins=[Veto()])
@@ -83,8 +83,8 @@ def test_user_bash_output_reaches_the_model_with_the_next_prompt(tmp_path: Path)
     script = Script([text("seen it")])
     session = make_session(tmp_path, script)
     deltas: list[str] = []
-    data = run(session.run_bash("echo from-the-user; exit 4", on_output=deltas.append))
-    assert data["output"].strip() == "from-the-user" and data["exitCode"] == 4 and data["cancelled"] is False
+    result = run(session.run_bash("echo from-the-user; exit 4", on_output=deltas.append))
+    assert result.output.strip() == "from-the-user" and result.exit_code == 4 and result.cancelled is False
     assert "".join(deltas).strip() == "from-the-user"
     run(session.prompt("what did I run?"))
     request = script.contexts[0].messages
@@ -105,7 +105,9 @@ def test_excluded_bash_output_is_stored_but_not_sent(tmp_path: Path) -> None:
 def test_session_stats_and_last_text(tmp_path: Path) -> None:
     session = make_session(tmp_path, Script([calls(("echo", {"n": 1})), text("final words")]))
     run(session.prompt("go"))
-    stats = session.session_stats()
+    from pi_core.modes.rpc.stats import session_stats
+
+    stats = session_stats(session)
     assert (stats["userMessages"], stats["assistantMessages"], stats["toolCalls"], stats["toolResults"],
             stats["totalMessages"]) == (1, 2, 1, 1, 5)
     assert set(stats) == {"sessionFile", "sessionId", "userMessages", "assistantMessages", "toolCalls",

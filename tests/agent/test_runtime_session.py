@@ -21,7 +21,7 @@ from pi_core import (
     build_plugin_host,
     hookimpl,
 )
-from pi_core.runtime.session import AgentSession, SessionBusyError
+from pi_core.runtime.agent_session import AgentSession, SessionBusyError
 
 
 def echo_tool() -> Tool:

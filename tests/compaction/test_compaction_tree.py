@@ -12,7 +12,7 @@ from compaction_helpers import entries, new_session, run, user_texts
 
 from pi_core import Cancel, TreeOverride, hookimpl
 from pi_core.ai.faux import FauxProvider, FauxTurn, faux_text
-from pi_core.runtime.session import SessionBusyError
+from pi_core.runtime.agent_session import SessionBusyError
 
 
 class Tree:

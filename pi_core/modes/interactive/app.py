@@ -316,7 +316,7 @@ class InteractiveApp:
 
         self.renderer.handle(ToolExecutionStartEvent("user-bash", "bash", args))
         try:
-            data = await self.session.run_bash(command, exclude_from_context=private, on_output=on_output)
+            data = (await self.session.run_bash(command, exclude_from_context=private, on_output=on_output)).to_rpc()
         except Exception as exc:
             data = {"output": f"{type(exc).__name__}: {exc}", "exitCode": None, "cancelled": False}
         status = "" if data.get("exitCode") == 0 else \

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from pi_core.runtime.agent_session import ForkPoint
+
     from .render import Renderer
     from .style import Palette
     from .ui import InteractiveUI
@@ -290,16 +292,13 @@ async def _pick_model(host: CommandHost, models: list[Any]) -> Any:
 
 def available_models(session: Any) -> list[Any]:
     """Models of the session's registry (with usable credentials first), else of the providers' lists."""
-    registry = getattr(session, "models", None)
-    if registry is not None and hasattr(registry, "get_models"):
-        models = list(registry.get_models())
-        try:
-            authed = list(registry.available_models()) if hasattr(registry, "available_models") else []
-        except Exception:  # a broken credentials file must not break the command
-            authed = []
-        models = authed or models
-    else:
-        models = [m for provider in session.host.providers for m in getattr(provider, "models", [])]
+    registry = session.models
+    models = list(registry.get_models())
+    try:
+        authed = list(registry.available_models())
+    except Exception:  # a broken credentials file must not break the command
+        authed = []
+    models = authed or models
     current = session.model
     if not any((m.provider, m.id) == (current.provider, current.id) for m in models):
         models.insert(0, current)
@@ -317,9 +316,8 @@ def match_models(models: list[Any], pattern: str) -> list[Any]:
 
 
 def _close_names(session: Any, text: str) -> list[str]:
-    registry = getattr(session, "models", None)
     try:
-        return list(registry.close_names(text)) if registry is not None else []
+        return list(session.models.close_names(text))
     except Exception:
         return []
 
@@ -363,12 +361,12 @@ async def _compact(host: CommandHost, args: str) -> None:
     host.renderer.notice(f"Compacted: {result.tokens_before} tokens before, about {result.estimated_tokens_after} now")
 
 
-async def _pick_user_message(host: CommandHost, title: str) -> dict[str, str] | None:
+async def _pick_user_message(host: CommandHost, title: str) -> ForkPoint | None:
     messages = host.session.get_fork_messages()
     if not messages:
         host.renderer.notice("No user messages in this branch yet")
         return None
-    labels = [" ".join(m["text"].split())[:70] or "(empty)" for m in messages]
+    labels = [" ".join(m.text.split())[:70] or "(empty)" for m in messages]
     index = await host.ui.select_index(title, labels)
     return None if index is None else messages[index]
 
@@ -378,7 +376,7 @@ async def _tree(host: CommandHost, args: str) -> None:
     chosen = await _pick_user_message(host, "Continue from before which message?")
     if chosen is None:
         return
-    entry = host.session.session.get_raw_entry(chosen["entryId"])
+    entry = host.session.session.get_raw_entry(chosen.entry_id)
     summarize = await host.ui.confirm("Summarise the branch you are leaving?", "The summary keeps what was learnt.")
     target = entry.get("parentId") if entry else None
     if target is None:
@@ -388,7 +386,7 @@ async def _tree(host: CommandHost, args: str) -> None:
     if outcome.get("cancelled"):
         host.renderer.notice("Navigation cancelled by a plugin", "warning")
         return
-    await host.ui.set_editor_text(chosen["text"])
+    await host.ui.set_editor_text(chosen.text)
     host.renderer.notice("Moved back; the message is in the editor to change and resend")
 
 
@@ -397,7 +395,7 @@ async def _fork(host: CommandHost, args: str) -> None:
     chosen = await _pick_user_message(host, "Fork before which message?")
     if chosen is None:
         return
-    cancelled, text = await host.session.fork(chosen["entryId"])
+    cancelled, text = await host.session.fork(chosen.entry_id)
     if cancelled:
         host.renderer.notice("Fork cancelled by a plugin", "warning")
         return

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from .protocol import NO_DATA, RpcError, failure, field, success
 
 if TYPE_CHECKING:
+    from ...runtime.agent_session import AgentSession
     from .server import RpcServer
 
 Handler = Callable[["RpcServer", dict[str, Any]], Awaitable[Any]]
@@ -116,7 +117,7 @@ async def _get_state(rpc: RpcServer, cmd: dict[str, Any]) -> Any:
     s = rpc.session
     state: dict[str, Any] = {
         "model": s.model.to_json(), "thinkingLevel": s.thinking_level, "isStreaming": s.is_streaming,
-        "isCompacting": bool(getattr(s, "is_compacting", False)), "steeringMode": s.agent.steering_mode,
+        "isCompacting": s.is_compacting, "steeringMode": s.agent.steering_mode,
         "followUpMode": s.agent.follow_up_mode,
     }
     if s.session.session_file is not None:
@@ -125,18 +126,10 @@ async def _get_state(rpc: RpcServer, cmd: dict[str, Any]) -> Any:
     name = s.session.get_session_name()
     if name:
         state["sessionName"] = name
-    state["autoCompactionEnabled"] = _auto_compaction(s)
+    state["autoCompactionEnabled"] = s.auto_compaction_enabled
     state["messageCount"] = len(s.messages)
     state["pendingMessageCount"] = len(s.agent.steering) + len(s.agent.follow_ups)
     return state
-
-
-def _auto_compaction(session: Any) -> bool:
-    enabled = getattr(session, "auto_compaction_enabled", None)
-    if enabled is None:
-        compaction = getattr(getattr(session, "settings", None), "compaction", None)
-        enabled = getattr(compaction, "enabled", True)
-    return bool(enabled)
 
 
 @command("get_messages")
@@ -186,7 +179,7 @@ async def _set_model(rpc: RpcServer, cmd: dict[str, Any]) -> Any:
 
 @command("cycle_model")
 async def _cycle_model(rpc: RpcServer, cmd: dict[str, Any]) -> Any:
-    scoped = list(getattr(rpc.session, "scoped_models", None) or [])
+    scoped = rpc.session.scoped_models
     available = {(m.provider, m.id) for m in _available(rpc)}
     candidates = [m for m in scoped if (m.provider, m.id) in available] if scoped else _available(rpc)
     current = rpc.session.model
@@ -205,8 +198,7 @@ async def _get_available_models(rpc: RpcServer, cmd: dict[str, Any]) -> Any:
 
 
 def _available(rpc: RpcServer) -> list[Any]:
-    registry = getattr(rpc.session, "models", None)
-    return list(registry.available_models()) if registry is not None else [rpc.session.model]
+    return list(rpc.session.models.available_models())
 
 
 @command("set_thinking_level")
@@ -240,13 +232,13 @@ async def _get_available_thinking_levels(rpc: RpcServer, cmd: dict[str, Any]) ->
     return {"levels": supported_levels(rpc.session.model)}
 
 
-def _clamp_level(session: Any) -> None:
+def _clamp_level(session: AgentSession) -> None:
     from ...ai.request import clamp_thinking_level
 
     _apply_level(session, clamp_thinking_level(session.model, session.thinking_level))
 
 
-def _apply_level(session: Any, level: str) -> None:
+def _apply_level(session: AgentSession, level: str) -> None:
     if level != session.thinking_level:  # pi records a change only when the level changes
         session.set_thinking_level(level)
 
@@ -276,8 +268,7 @@ def _queue_mode(cmd: dict[str, Any]) -> str:
 async def _compact(rpc: RpcServer, cmd: dict[str, Any]) -> Any:
     from ..event_json import to_jsonable
 
-    compact = _required_method(rpc.session, "compact", "compaction")
-    result = await compact(field(cmd, "customInstructions", str, required=False))
+    result = await rpc.session.compact(field(cmd, "customInstructions", str, required=False))
     if result is None:  # a plugin's session_before_compact cancelled it
         raise RpcError("Compaction cancelled")
     return to_jsonable(result)
@@ -285,12 +276,7 @@ async def _compact(rpc: RpcServer, cmd: dict[str, Any]) -> Any:
 
 @command("set_auto_compaction")
 async def _set_auto_compaction(rpc: RpcServer, cmd: dict[str, Any]) -> Any:
-    enabled = field(cmd, "enabled", bool)
-    setter = getattr(rpc.session, "set_auto_compaction", None)
-    if setter is not None:
-        setter(enabled)
-    else:
-        rpc.session.auto_compaction_enabled = enabled
+    rpc.session.set_auto_compaction(field(cmd, "enabled", bool))
     return NO_DATA
 
 
@@ -302,19 +288,8 @@ async def _set_auto_retry(rpc: RpcServer, cmd: dict[str, Any]) -> Any:
 
 @command("abort_retry")
 async def _abort_retry(rpc: RpcServer, cmd: dict[str, Any]) -> Any:
-    method = getattr(rpc.session, "abort_retry", None)
-    if method is not None:
-        method()
-    else:
-        rpc.cancel_retry_wait()
+    rpc.session.abort_retry()
     return NO_DATA
-
-
-def _required_method(session: Any, name: str, what: str) -> Callable[..., Any]:
-    method = getattr(session, name, None)
-    if method is None:
-        raise RpcError(f"{what} is not available in this version")
-    return method
 
 
 # -- shell -----------------------------------------------------------------------------------
@@ -332,7 +307,8 @@ async def _bash(rpc: RpcServer, cmd: dict[str, Any]) -> Any:
         update["delta"] = delta
         rpc.write(update)
 
-    return await rpc.session.run_bash(text, exclude_from_context=exclude, on_output=on_output)
+    result = await rpc.session.run_bash(text, exclude_from_context=exclude, on_output=on_output)
+    return result.to_rpc()
 
 
 @command("abort_bash")
@@ -345,7 +321,9 @@ async def _abort_bash(rpc: RpcServer, cmd: dict[str, Any]) -> Any:
 
 @command("get_session_stats")
 async def _get_session_stats(rpc: RpcServer, cmd: dict[str, Any]) -> Any:
-    return rpc.session.session_stats()
+    from .stats import session_stats
+
+    return session_stats(rpc.session)
 
 
 @command("export_html")
@@ -396,7 +374,7 @@ async def _clone(rpc: RpcServer, cmd: dict[str, Any]) -> Any:
 
 @command("get_fork_messages")
 async def _get_fork_messages(rpc: RpcServer, cmd: dict[str, Any]) -> Any:
-    return {"messages": rpc.session.get_fork_messages()}
+    return {"messages": [{"entryId": f.entry_id, "text": f.text} for f in rpc.session.get_fork_messages()]}
 
 
 @command("get_last_assistant_text")

@@ -29,7 +29,7 @@ from .protocol import RpcError, failure, success
 from .ui import RpcUI
 
 if TYPE_CHECKING:
-    from ...runtime.session import AgentSession
+    from ...runtime.agent_session import AgentSession
 
 _EOF = None
 _STOP = object()
@@ -38,7 +38,7 @@ SIGNAL_CODES = {"SIGTERM": 143, "SIGHUP": 129}
 
 
 class RpcServer:
-    """Serves one :class:`~pi_core.runtime.session.AgentSession` over a pair of byte streams."""
+    """Serves one :class:`~pi_core.runtime.agent_session.AgentSession` over a pair of byte streams."""
 
     def __init__(self, session: AgentSession, output: Output, *, err: TextIO | None = None) -> None:
         self.session = session

@@ -6,17 +6,32 @@ such as ``/model`` are not listed, as in pi.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ...runtime.agent_session import AgentSession
 
 _SCOPES = {"user": "user", "project": "project", "path": "temporary"}
 
 
-def slash_commands(session: Any) -> list[dict[str, Any]]:
-    commands = list(session.command_list())
-    for template in getattr(session, "templates", None) or []:
+def slash_commands(session: AgentSession) -> list[dict[str, Any]]:
+    commands = _plugin_commands(session)
+    for template in session.templates:
         commands.append(_resource(template.name, template, "prompt"))
-    for skill in getattr(session, "skills", None) or []:
+    for skill in session.skills:
         commands.append(_resource(f"skill:{skill.name}", skill, "skill"))
+    return commands
+
+
+def _plugin_commands(session: AgentSession) -> list[dict[str, Any]]:
+    commands = []
+    for entry in session.host.commands.entries.values():
+        record = session.host.records.get(entry.plugin)
+        item: dict[str, Any] = {"name": entry.item.name, "description": entry.item.description or None,
+                                "source": "extension"}
+        if record is not None and record.path is not None:
+            item["path"] = str(record.path)
+        commands.append({k: v for k, v in item.items() if v is not None})
     return commands
 
 

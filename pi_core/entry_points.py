@@ -1,0 +1,89 @@
+"""The ``pi`` entry points of the installed distributions, scanned once per process.
+
+This sits below both the model layer (``pi_core.ai`` reads provider plugins from it when used on its
+own) and the plugin framework (``pi_core.extensions`` builds a session's plugins from it), so that
+neither has to import the other. It imports nothing of pi_core but the version.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+GROUP = "pi"
+DISTRIBUTION = "pi-core-agent"
+
+#: Built-in plugins as ``(name, module)``; used only when this distribution's metadata is missing
+#: (running from a source tree that was never installed). Must equal ``[project.entry-points.pi]``
+#: in pyproject.toml (tests/extensions/test_discovery.py checks it).
+BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
+    ("read", "plugins.tools.read"),
+    ("write", "plugins.tools.write"),
+    ("edit", "plugins.tools.edit"),
+    ("bash", "plugins.tools.bash"),
+    ("grep", "plugins.tools.grep"),
+    ("find", "plugins.tools.find"),
+    ("ls", "plugins.tools.ls"),
+    ("toolsets", "plugins.tools.toolsets"),
+    ("faux", "plugins.providers.faux"),
+    ("openai-completions", "plugins.providers.openai_completions"),
+    ("anthropic", "plugins.providers.anthropic"),
+    ("openai-responses", "plugins.providers.openai_responses"),
+    ("google", "plugins.providers.google"),
+)
+
+
+@dataclass(frozen=True)
+class PluginSpec:
+    """A plugin before it is imported."""
+
+    name: str
+    module: str
+    source: str
+    """``builtin``, ``entrypoint``, ``global``, ``project``, ``cli`` or ``sdk``."""
+    dist: str | None = None
+    version: str | None = None
+    path: Path | None = None
+
+
+def _normalise(name: str) -> str:
+    return name.lower().replace("_", "-").replace(".", "-")
+
+
+@functools.cache
+def scan_entry_points() -> tuple[PluginSpec, ...]:
+    """Every ``pi`` entry point of every installed distribution, sorted by (builtin first, name).
+
+    Cached for the life of the process: reading distribution metadata is slow and does not change
+    under a running ``pi``. Call ``scan_entry_points.cache_clear()`` after installing a plugin.
+    """
+    from importlib import metadata
+
+    specs: list[PluginSpec] = []
+    seen: set[tuple[str, str]] = set()
+    # entry_points(group=...) reads each distribution's entry_points.txt only; the (slow) METADATA
+    # file is parsed for the few distributions that have a ``pi`` entry point.
+    for ep in metadata.entry_points(group=GROUP):
+        dist = ep.dist
+        dist_name = (dist.name if dist is not None else None) or ""
+        key = (_normalise(dist_name), ep.name)
+        if key in seen:  # the same distribution on sys.path twice
+            continue
+        seen.add(key)
+        builtin = _normalise(dist_name) == DISTRIBUTION
+        specs.append(PluginSpec(
+            name=ep.name, module=ep.value, source="builtin" if builtin else "entrypoint",
+            dist=dist_name, version=dist.version if dist is not None else None,
+        ))
+    has_builtins = any(s.source == "builtin" for s in specs)
+    if not has_builtins:
+        from ._version import __version__
+
+        specs.extend(PluginSpec(name, module, "builtin", DISTRIBUTION, __version__)
+                     for name, module in BUILTIN_PLUGINS)
+    specs.sort(key=lambda s: (s.source != "builtin", s.name, s.dist or ""))
+    return tuple(specs)
+
+
+__all__ = ["BUILTIN_PLUGINS", "DISTRIBUTION", "GROUP", "PluginSpec", "scan_entry_points"]

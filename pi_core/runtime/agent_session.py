@@ -1,0 +1,674 @@
+"""``AgentSession``: one conversation, bound to its session file, its plugins and its settings.
+
+It owns the agent (loop state and queues), persists every message as pi 1.6 does, forwards every
+event to the plugins' hooks and then to subscribers, and adds what pi does around a run: slash
+commands, input hooks, the system message, automatic retries (:class:`~.retry.AutoRetry`) and
+compaction (:class:`~.compaction.Compactor`). It moves between session files (new, resume, fork,
+clone), asking the plugins first, and runs the user's own shell commands.
+
+Plugins reach it through their ``ctx`` (:class:`pi_core.ExtensionContext`), whose actions go to a
+:class:`~.bridge.PluginBridge`: a typed :class:`pi_core.extensions.context.SessionRuntime`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from ..agent.agent import Agent
+from ..agent.loop import LoopConfig
+from ..agent.tools import Tool, ToolContext, ToolResult
+from ..ai.abort import AbortController, AbortSignal
+from ..ai.retry import RetryPolicy
+from ..ai.types import AssistantMessage, Context, ImageContent, Model, SystemMessage, TextContent, UserMessage
+from ..events import (
+    AgentEndEvent,
+    BeforeAgentStartEvent,
+    InputEvent,
+    MessageEndEvent,
+    ModelSelectEvent,
+    SessionBeforeForkEvent,
+    SessionBeforeSwitchEvent,
+    SessionShutdownEvent,
+    SessionStartEvent,
+)
+from ..extensions.context import UI, ExtensionContext
+from .bridge import PluginBridge
+from .compaction import CompactionResult, Compactor
+from .events import AgentSettledEvent, EntryAppendedEvent, QueueUpdateEvent
+from .retry import AutoRetry
+from .settings import Settings
+from .wiring import HookWiring, stamp_thinking_level
+
+if TYPE_CHECKING:
+    from ..ai.registry import ModelRegistry
+    from ..extensions.manager import PluginHost
+    from ..session.manager import SessionManager
+    from ..toolkit.process import ShellResult
+
+Listener = Callable[[Any], "Awaitable[None] | None"]
+Disposition = Literal["started", "queued", "handled"]
+StartReason = Literal["startup", "reload", "new", "resume", "fork"]
+MoveReason = Literal["new", "resume", "fork"]
+PERSISTED_ROLES = ("user", "assistant", "toolResult", "system", "bashExecution")
+
+
+class SessionBusyError(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class ContextUsage:
+    """How full the model's context was at the last answer (pi's ``getContextUsage()``).
+
+    ``tokens`` and ``percent`` are ``None`` when unknown: no answer yet, or right after a compaction.
+    """
+
+    tokens: int | None
+    context_window: int
+    percent: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"tokens": self.tokens, "contextWindow": self.context_window, "percent": self.percent}
+
+
+@dataclass(frozen=True)
+class ForkPoint:
+    """A user message of the active branch that :meth:`AgentSession.fork` accepts."""
+
+    entry_id: str
+    text: str
+
+
+class AgentSession:
+    """A running conversation. Build one with :func:`pi_core.create_agent_session`.
+
+    :param host: the session's plugins.
+    :param session: the session file (a :class:`pi_core.SessionManager`).
+    :param model: the model to start with.
+    :param stream: the provider call, ``stream(model, context, **options)``.
+    :param tools: the names of the active tools.
+    :param system_prompt: builds the system prompt for the active tools.
+    :param settings: the effective settings (default: pi's defaults).
+    :param models: the session's model registry (default: one of the host's providers).
+    :param scoped_models: the models cycling goes through (``--models``; default: all available).
+    """
+
+    skills: list[Any]
+    templates: list[Any]
+
+    def __init__(self, *, host: PluginHost, session: SessionManager, model: Model, stream: Callable[..., Any],
+                 tools: list[str], system_prompt: Callable[[list[Tool]], Any], thinking_level: str = "off",
+                 mode: str = "sdk", ui: UI | None = None, settings: Settings | None = None,
+                 models: ModelRegistry | None = None, scoped_models: Sequence[Model] = (),
+                 flags: dict[str, Any] | None = None) -> None:
+        self.host = host
+        self.session = session
+        self.cwd = Path(session.cwd)
+        self.mode = mode
+        self.settings = settings or Settings()
+        self.models = models or _host_registry(host)
+        self.scoped_models: list[Model] = list(scoped_models)
+        """The models ``--models`` limits cycling to (empty: every available model)."""
+        self._model = model
+        self._thinking_level = thinking_level
+        self._stream = stream
+        self._system_prompt_factory = system_prompt
+        self._active_tools = [n for n in tools if n in host.tools]
+        self._listeners: list[Listener] = []
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._entry_ids: dict[int, str] = {}
+        self._queue_state: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+        self._pending_bash: list[Any] = []
+        self._bash: AbortController | None = None
+        self._closed = False
+        self._next_turn: list[Any] = []
+        self._tasks: set[asyncio.Future[Any]] = set()
+        retry = self.settings.retry
+        self.auto_retry = AutoRetry(self, RetryPolicy(retry.max_retries, retry.base_delay_ms, retry.max_delay_ms,
+                                                      retry.enabled))
+        self.compactor = Compactor(self)
+        self.skills, self.templates = [], []
+        self.ctx = ExtensionContext(self.cwd, ui=ui, mode=mode, runtime=PluginBridge(self), flags=flags)
+        self.wiring = HookWiring(host, self.ctx, lambda: self._model)
+        self.system_message, self._system_text = _system(system_prompt, self.tools())
+        restored = session.build_session_context()
+        self.agent = Agent(self._loop_config(), messages=list(restored.messages))
+        self.agent.steering_mode = self.settings.steering_mode
+        self.agent.follow_up_mode = self.settings.follow_up_mode
+        self.agent.subscribe(self._on_agent_event)
+
+    # -- state ---------------------------------------------------------------------------------
+
+    @property
+    def model(self) -> Model:
+        return self._model
+
+    @property
+    def thinking_level(self) -> str:
+        return self._thinking_level
+
+    @property
+    def messages(self) -> list[Any]:
+        return self.agent.messages
+
+    @property
+    def is_streaming(self) -> bool:
+        return not self._idle.is_set()
+
+    @property
+    def is_compacting(self) -> bool:
+        return self.compactor.is_compacting
+
+    @property
+    def auto_compaction_enabled(self) -> bool:
+        return self.compactor.enabled
+
+    @property
+    def retry(self) -> RetryPolicy:
+        """The automatic retry policy (``enabled`` is RPC's ``set_auto_retry``)."""
+        return self.auto_retry.policy
+
+    @property
+    def last_run_aborted(self) -> bool:
+        return self.agent.last_run_aborted
+
+    def tools(self) -> list[Tool]:
+        return [t for t in (self.host.tools.get(n) for n in self._active_tools) if t is not None]
+
+    def active_tool_names(self) -> list[str]:
+        return list(self._active_tools)
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Receive every event (agent and session events) in order; returns an unsubscribe function."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def get_context_usage(self) -> ContextUsage:
+        """Tokens the context used in the last answer (``None`` right after a compaction, as in pi)."""
+        window = self.model.context_window
+        compacted_at = max((getattr(m, "timestamp", 0) or 0 for m in self.agent.messages
+                            if getattr(m, "role", None) == "compactionSummary"), default=None)
+        used: int | None = None
+        for message in reversed(self.agent.messages):
+            if isinstance(message, AssistantMessage) and message.stop_reason not in ("error", "aborted"):
+                if compacted_at is None or message.timestamp > compacted_at:  # older usage predates the summary
+                    u = message.usage
+                    used = u.total_tokens or (u.input + u.output + u.cache_read + u.cache_write)
+                break
+        return ContextUsage(used, window, used / window * 100 if used is not None and window else None)
+
+    def last_assistant_text(self) -> str | None:
+        for message in reversed(self.agent.messages):
+            if isinstance(message, AssistantMessage) and message.stop_reason not in ("error",):
+                text = message.text()
+                if text:
+                    return text
+        return None
+
+    def set_session_name(self, name: str) -> None:
+        if not name.strip():
+            raise ValueError("session name must not be empty")
+        self.session.append_session_info(name)  # normalised as pi does (line breaks, outer spaces)
+
+    # -- prompting -----------------------------------------------------------------------------
+
+    async def prompt(self, text: str, images: list[ImageContent] | None = None, *,
+                     streaming_behavior: Literal["steer", "followUp"] | None = None, source: str = "sdk",
+                     on_disposition: Callable[[Disposition], object] | None = None) -> Disposition:
+        """Handle user input: a slash command, a queued message while running, or a new run.
+
+        Returns once the run (with retries) is over. ``on_disposition`` is called before any event of
+        the run is emitted (RPC answers the request there).
+        """
+        images = list(images or [])
+        if self.is_streaming:
+            if streaming_behavior is None:
+                raise SessionBusyError("Agent is already processing. Specify streamingBehavior ('steer' or "
+                                       "'followUp') to queue the message.")
+            (self.steer if streaming_behavior == "steer" else self.follow_up)(text, images)
+            return _announce(on_disposition, "queued")
+        if await self._run_command(text):
+            return _announce(on_disposition, "handled")
+        event = await self.call_hook("input", InputEvent(text, images, source=source))  # type: ignore[arg-type]
+        if event.handled:
+            return _announce(on_disposition, "handled")
+        prompts = await self._prompt_messages(self._expand(event.text), event.images)
+        _announce(on_disposition, "started")
+        await self._run(lambda: self.agent.prompt(prompts))
+        return "started"
+
+    def steer(self, text: str, images: list[ImageContent] | None = None) -> None:
+        self.agent.steer(_user(text, images))
+        self._queue_changed()
+
+    def follow_up(self, text: str, images: list[ImageContent] | None = None) -> None:
+        self.agent.follow_up(_user(text, images))
+        self._queue_changed()
+
+    def clear_queue(self) -> tuple[list[str], list[str]]:
+        steering, follow_ups = self.agent.clear_queues()
+        self._queue_changed()
+        return [_text_of(m) for m in steering], [_text_of(m) for m in follow_ups]
+
+    async def abort(self) -> None:
+        """Stop the run (model stream, running tools, a pending retry) and wait until the session is idle."""
+        self.auto_retry.cancel(abort=True)
+        self.compactor.abort()
+        self.agent.abort()
+        await self.wait_for_idle()
+
+    def abort_retry(self) -> bool:
+        """Cancel a pending automatic retry (its delay); returns whether one was pending."""
+        return self.auto_retry.cancel()
+
+    async def wait_for_idle(self) -> None:
+        await self._idle.wait()
+
+    # -- model, thinking, tools ----------------------------------------------------------------
+
+    async def set_model(self, model: Model, *, source: Literal["set", "cycle", "restore"] = "set") -> None:
+        """Use ``model`` from the next request on (a ``model_change`` entry; ``model_select`` hooks)."""
+        previous, self._model = self._model, model
+        self.session.append_model_change(model.provider, model.id)
+        self.agent.config.model = model
+        await self.call_hook("model_select", ModelSelectEvent(model, previous, source))
+
+    def set_thinking_level(self, level: str) -> None:
+        self._thinking_level = level
+        self.session.append_thinking_level_change(level)
+        self.agent.config.stream_options["reasoning"] = None if level == "off" else level
+
+    def set_active_tools(self, names: list[str]) -> None:
+        """Change what the model is told about from the next request on. Not a sandbox."""
+        self._active_tools = [n for n in dict.fromkeys(names) if n in self.host.tools]
+        self.agent.config.tools = self.tools()
+        self._refresh_system_message()
+
+    def background(self, work: Awaitable[Any]) -> None:
+        """Run ``work`` after the current handler returns (plugins call the API from inside hooks)."""
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # -- compaction and the tree (pi_core.runtime.compaction) ----------------------------------
+
+    async def compact(self, custom_instructions: str | None = None) -> CompactionResult | None:
+        """Compact now (``/compact``); stops a running turn first. ``None`` when a plugin cancelled."""
+        if self.is_streaming:
+            await self.abort()
+        return await self.compactor.compact("manual", custom_instructions)
+
+    def set_auto_compaction(self, enabled: bool) -> None:
+        self.compactor.enabled = enabled
+
+    async def navigate_tree(self, entry_id: str, *, summarize: bool = False, custom_instructions: str | None = None,
+                            replace_instructions: bool = False, label: str | None = None) -> dict[str, Any]:
+        """Continue from another point of the session tree, optionally summarising the branch left."""
+        return await self.compactor.navigate_tree(entry_id, summarize=summarize,
+                                                  custom_instructions=custom_instructions,
+                                                  replace_instructions=replace_instructions, label=label)
+
+    # -- moving between session files ------------------------------------------------------------
+
+    async def new_session(self, parent_session: str | Path | None = None) -> bool:
+        """Start a fresh session file in the same project; False if a plugin cancelled."""
+        from ..session import SessionManager
+
+        self.require_idle("start a new session")
+        if await self._vetoed_switch("new", None):
+            return False
+        manager = SessionManager.create(self.cwd, session_dir=self.session.session_dir, parent_session=parent_session)
+        manager.append_model_change(self.model.provider, self.model.id)
+        manager.append_thinking_level_change(self.thinking_level)
+        await self._rebind(manager, "new")
+        return True
+
+    async def switch_session(self, path: str | Path) -> bool:
+        """Continue another session file; False if a plugin cancelled."""
+        from ..session import SessionManager
+
+        self.require_idle("switch sessions")
+        target = Path(path).expanduser()
+        if await self._vetoed_switch("resume", target):
+            return False
+        await self._rebind(SessionManager.open(target), "resume")
+        self._restore_model()
+        return True
+
+    async def fork(self, entry_id: str) -> tuple[bool, str]:
+        """A new session file holding the conversation *before* the user message ``entry_id``.
+
+        Returns ``(cancelled, text)``: ``text`` is the forked message, for the host to offer for editing.
+        """
+        entry = self.session.get_raw_entry(entry_id)
+        message = (entry or {}).get("message") or {}
+        if entry is None or message.get("role") != "user":
+            raise ValueError(f"entry {entry_id!r} is not a user message of this session")
+        self.require_idle("fork")
+        if await self._vetoed_fork(entry_id, "before"):
+            return True, ""
+        text = _message_text(message)
+        await self._branch_into_new_file(entry.get("parentId"), "fork")
+        return False, text
+
+    async def clone(self) -> bool:
+        """Copy the active branch into a new session file and continue there; False if cancelled."""
+        self.require_idle("clone")
+        leaf = self.session.get_leaf_id()
+        if await self._vetoed_fork(leaf, "at"):
+            return False
+        await self._branch_into_new_file(leaf, "fork")
+        return True
+
+    def get_fork_messages(self) -> list[ForkPoint]:
+        """The user messages of the active branch that :meth:`fork` accepts."""
+        return [ForkPoint(e["id"], _message_text(e["message"])) for e in self.session.get_raw_branch()
+                if e.get("type") == "message" and (e.get("message") or {}).get("role") == "user"]
+
+    # -- user shell commands (RPC `bash`, interactive `!cmd`) -----------------------------------
+
+    async def run_bash(self, command: str, *, exclude_from_context: bool = False,
+                       on_output: Callable[[str], Any] | None = None) -> ShellResult:
+        """Run a command for the user; its output reaches the model with the next prompt."""
+        from ..session import BashExecutionMessage
+        from ..toolkit.process import build_env, run_shell
+
+        self._bash = AbortController()
+        try:
+            result = await run_shell(command, cwd=self.cwd, env=build_env(self.process_env()),
+                                     signal=self._bash.signal, on_output=on_output)
+        finally:
+            self._bash = None
+        message = BashExecutionMessage(
+            command=command, output=result.output, exit_code=result.exit_code,
+            cancelled=result.cancelled or result.timed_out, truncated=result.truncated,
+            full_output_path=str(result.full_output_path) if result.full_output_path is not None else None,
+            exclude_from_context=True if exclude_from_context else None)
+        if self.is_streaming:
+            self._pending_bash.append(message)  # pi adds it once the run is over
+        else:
+            self._record_bash(message)
+        return result
+
+    def abort_bash(self) -> bool:
+        if self._bash is None:
+            return False
+        self._bash.abort("aborted by the user")
+        return True
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    async def start(self, reason: StartReason = "startup") -> None:
+        await self.call_hook("session_start", SessionStartEvent(reason))
+
+    async def close(self, reason: Literal["quit", "reload", "new", "resume", "fork"] = "quit") -> None:
+        """Shut down (``session_shutdown`` hooks) and release the session file; calling it again does nothing."""
+        if self._closed:
+            return
+        self._closed = True
+        if self.is_streaming:
+            await self.abort()
+        await self.call_hook("session_shutdown", SessionShutdownEvent(reason))
+        self.session.close()
+
+    # -- what the collaborators (Compactor, AutoRetry, PluginBridge) use -------------------------
+
+    async def call_hook(self, hook: str, event: Any) -> Any:
+        """Dispatch an event hook with this session's ``ctx``; returns the (possibly changed) event."""
+        return await self.host.dispatch.call(hook, event, self.ctx)
+
+    async def emit(self, event: Any) -> None:
+        """Send an event to every subscriber, in order."""
+        for listener in list(self._listeners):
+            result = listener(event)
+            if inspect.isawaitable(result):
+                await result
+
+    def stream_model(self, model: Model, context: Context, **options: Any) -> AsyncIterator[Any]:
+        return self._stream(model, context, **options)  # type: ignore[no-any-return]
+
+    def entry_id_of(self, message: Any) -> str | None:
+        return self._entry_ids.get(id(message))
+
+    def reload_transcript(self) -> None:
+        restored = self.session.build_session_context()
+        self.agent.messages[:] = list(restored.messages)
+        self._entry_ids.clear()
+        self.agent.config.stream_options["session_id"] = self.session.session_id
+
+    async def hide_failed(self, message: Any) -> None:
+        """pi 1.6: a failed answer stays in the file; a context_edit keeps it away from the model."""
+        target = self._entry_ids.get(id(message))
+        if target is not None:
+            edit_id = self.session.append_context_edit(target, None)
+            await self.emit(EntryAppendedEvent(self.session.get_raw_entry(edit_id) or {"id": edit_id}))
+        if self.agent.messages and self.agent.messages[-1] is message:
+            self.agent.messages.pop()
+
+    def require_idle(self, what: str) -> None:
+        if self.is_streaming:
+            raise SessionBusyError(f"cannot {what} while the agent is running; abort it first")
+
+    def process_env(self) -> dict[str, str]:
+        """What processes started for this session see (``PI_SESSION_ID``, ``PI_MODEL``, ...)."""
+        session_file = self.session.session_file
+        return {"PI_SESSION_ID": self.session.session_id, "PI_SESSION_FILE": str(session_file or ""),
+                "PI_PROVIDER": self._model.provider, "PI_MODEL": self._model.id,
+                "PI_REASONING_LEVEL": self._thinking_level}
+
+    def persist(self, message: Any) -> None:
+        """Store a message of the conversation as its session entry."""
+        role = getattr(message, "role", None)
+        if role in PERSISTED_ROLES:
+            self._entry_ids[id(message)] = self.session.append_message(message)
+        elif role == "custom":
+            self._entry_ids[id(message)] = self.session.append_custom_message_entry(
+                message.custom_type, message.content, message.display, message.details)
+        if role == "user":
+            self._queue_changed()
+
+    def queue_next_turn(self, message: Any) -> None:
+        """Hold ``message`` until the next prompt, then send it after the user's message."""
+        self._next_turn.append(message)
+
+    def queue_changed(self) -> None:
+        self._queue_changed()
+
+    async def run_messages(self, messages: list[Any]) -> None:
+        """Start a run with ``messages`` as its prompt (``send_message(trigger_turn=True)``)."""
+        await self._run(lambda: self.agent.prompt(messages))
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _loop_config(self) -> LoopConfig:
+        from ..session import convert_to_llm
+
+        options: dict[str, Any] = {"reasoning": None if self._thinking_level == "off" else self._thinking_level,
+                                   "on_payload": self.wiring.on_payload, "session_id": self.session.session_id}
+        return LoopConfig(
+            model=self._model, stream=stamp_thinking_level(self._stream, lambda: self._thinking_level),
+            system_prompt=self._system_text, tools=self.tools(), convert_to_llm=convert_to_llm,
+            transform_context=self._before_request, transform_request=self.wiring.transform_request,
+            before_tool_call=self.wiring.before_tool_call, after_tool_call=self.wiring.after_tool_call,
+            tool_context=self._tool_context, stream_options=options,
+        )
+
+    def _tool_context(self, call_id: str, signal: AbortSignal, on_update: Callable[[ToolResult], object]) -> ToolContext:
+        return ToolContext(call_id, self.cwd, signal, on_update, env=self.process_env(), session=self.ctx)
+
+    async def _prompt_messages(self, text: str, images: list[ImageContent]) -> list[Any]:
+        start = BeforeAgentStartEvent(text, images, self._system_text)
+        start = await self.call_hook("before_agent_start", start)
+        self.agent.config.system_prompt = start.system_prompt
+        prompts: list[Any] = []
+        if not any(getattr(m, "role", None) == "system" for m in self.agent.messages):
+            prompts.append(self.system_message)
+        prompts.append(_user(text, images))
+        prompts.extend(start.messages)
+        prompts.extend(self._next_turn)
+        self._next_turn = []
+        return prompts
+
+    def _expand(self, text: str) -> str:
+        """``/skill:name args`` and ``/template args`` become their text (plain input stays as it is)."""
+        if not text.startswith("/"):
+            return text
+        from .resources import expand_prompt_template, expand_skill_command
+
+        return expand_skill_command(text, self.skills) or expand_prompt_template(text, self.templates) or text
+
+    async def _run_command(self, text: str) -> bool:
+        if not text.startswith("/"):
+            return False
+        name, _, args = text[1:].partition(" ")
+        command = self.host.commands.get(name)
+        if command is None:
+            return False
+        result = command.handler(args.strip(), self.ctx)
+        if inspect.isawaitable(result):
+            await result
+        return True
+
+    async def _run(self, start: Callable[[], Awaitable[Any]]) -> None:
+        self._idle.clear()
+        self.auto_retry.start_run()
+        self.compactor.start_run()
+        try:
+            await start()
+            while await self.compactor.recover_overflow() or await self.auto_retry.maybe_retry():
+                await self.agent.continue_()
+            await self.compactor.compact_after_run()
+        finally:
+            self._idle.set()
+            self._flush_pending_bash()
+            await self.emit(AgentSettledEvent(aborted=self.agent.last_run_aborted or self.auto_retry.aborted))
+
+    async def _before_request(self, messages: list[Any], signal: AbortSignal) -> list[Any]:
+        """Before each model request: compact if the context is over the threshold, then ``context`` hooks."""
+        messages = await self.compactor.compact_before_request(messages)
+        return await self.wiring.transform_context(messages, signal)
+
+    async def _on_agent_event(self, event: Any) -> None:
+        if isinstance(event, AgentEndEvent):
+            last = self.agent.messages[-1] if self.agent.messages else None
+            event.will_retry = self.auto_retry.will_retry(last) or self.compactor.will_recover_overflow(last)
+        if self.host.dispatch.has(event.type):
+            await self.host.dispatch.call(event.type, event, self.ctx)
+        await self.emit(event)
+        if isinstance(event, MessageEndEvent):
+            self.persist(event.message)
+            if getattr(event.message, "stop_reason", "error") not in ("error", "length"):
+                self.compactor.answer_succeeded()
+
+    def _queue_changed(self) -> None:
+        event = QueueUpdateEvent([_text_of(m) for m in self.agent.steering],
+                                 [_text_of(m) for m in self.agent.follow_ups])
+        state = (tuple(event.steering), tuple(event.follow_up))
+        if state == self._queue_state:
+            return
+        self._queue_state = state
+        for listener in list(self._listeners):
+            result = listener(event)
+            if inspect.isawaitable(result):
+                asyncio.ensure_future(result)
+
+    def _refresh_system_message(self) -> None:
+        self.system_message, self._system_text = _system(self._system_prompt_factory, self.tools())
+        self.agent.config.system_prompt = self._system_text
+
+    def _restore_model(self) -> None:
+        """Continue with the model and thinking level the resumed session last used, when available."""
+        restored = self.session.build_session_context()
+        ref = restored.model
+        if ref is not None and (ref.provider, ref.model_id) != (self.model.provider, self.model.id):
+            model = self.models.get_model(ref.provider, ref.model_id)
+            if model is not None and self.models.has_auth(model.provider):
+                self._model = model
+                self.agent.config.model = model
+        if restored.thinking_level:
+            self._thinking_level = restored.thinking_level
+            self.agent.config.stream_options["reasoning"] = None if restored.thinking_level == "off" \
+                else restored.thinking_level
+
+    def _record_bash(self, message: Any) -> None:
+        self.agent.messages.append(message)
+        self.persist(message)
+
+    def _flush_pending_bash(self) -> None:
+        pending, self._pending_bash = self._pending_bash, []
+        for message in pending:
+            self._record_bash(message)
+
+    async def _vetoed_switch(self, reason: Literal["new", "resume"], target: Path | None) -> bool:
+        event = await self.call_hook("session_before_switch", SessionBeforeSwitchEvent(reason, target))
+        return event.decision is not None
+
+    async def _vetoed_fork(self, entry_id: str | None, position: Literal["before", "at"]) -> bool:
+        event = await self.call_hook("session_before_fork", SessionBeforeForkEvent(entry_id, position))
+        return event.decision is not None
+
+    async def _branch_into_new_file(self, leaf_id: str | None, reason: MoveReason) -> None:
+        previous = self.session.session_file
+        await self.call_hook("session_shutdown", SessionShutdownEvent(reason))
+        if leaf_id is None:
+            self.session.new_session(parent_session=previous)
+        else:
+            self.session.create_branched_session(leaf_id)
+        self.reload_transcript()
+        await self.call_hook("session_start", SessionStartEvent(reason, previous))
+
+    async def _rebind(self, manager: SessionManager, reason: MoveReason) -> None:
+        previous = self.session.session_file
+        await self.call_hook("session_shutdown", SessionShutdownEvent(reason, manager.session_file))
+        self.session.close()
+        self.session = manager
+        self.reload_transcript()
+        await self.call_hook("session_start", SessionStartEvent(reason, previous))
+
+
+def _host_registry(host: PluginHost) -> ModelRegistry:
+    from ..ai import ModelRegistry
+
+    return ModelRegistry(apis=list(host.apis), providers=list(host.providers), agent_dir=host.agent_dir)
+
+
+def _system(factory: Callable[[list[Tool]], Any], tools: list[Tool]) -> tuple[SystemMessage, str]:
+    """The system message to store and the prompt text to send (a factory may return either a
+    ``SystemMessage`` or a built prompt with ``text`` and ``to_system_message(tools)``)."""
+    built = factory(tools)
+    if isinstance(built, SystemMessage):
+        return built, built.text()
+    return built.to_system_message(tools), built.text
+
+
+def _announce(callback: Callable[[Disposition], object] | None, disposition: Disposition) -> Disposition:
+    if callback is not None:
+        callback(disposition)
+    return disposition
+
+
+def _user(text: str, images: list[ImageContent] | None) -> UserMessage:
+    return UserMessage(content=[TextContent(text=text), *(images or [])])
+
+
+def _text_of(message: Any) -> str:
+    content = getattr(message, "content", "")
+    if isinstance(content, str):
+        return content
+    return "".join(getattr(b, "text", "") for b in content)
+
+
+def _message_text(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    return "".join(b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text")
+
+
+__all__ = ["AgentSession", "ContextUsage", "ForkPoint", "SessionBusyError"]

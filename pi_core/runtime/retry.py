@@ -1,0 +1,106 @@
+"""Automatic retries of transient provider failures for a running session (pi's ``auto_retry``).
+
+After a run whose last answer failed transiently (rate limit, overload, 5xx, a dropped connection —
+:func:`pi_core.ai.classify_error` decides), the failed answer is hidden from the model with a
+``context_edit`` (it stays in the file, as in pi 1.6), the session waits ``base · 2^(attempt-1)`` ms and
+continues the run. The attempt counter and the pending wait belong to :class:`AutoRetry`; what it needs
+from the session is declared by :class:`RetryHost`. Backoff and the retry decision are the one
+:class:`pi_core.ai.RetryPolicy`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Protocol
+
+from ..ai.retry import RetryPolicy
+from ..ai.types import AssistantMessage
+from .events import AutoRetryEndEvent, AutoRetryStartEvent
+
+
+class RetryHost(Protocol):
+    """What :class:`AutoRetry` uses of the session."""
+
+    @property
+    def messages(self) -> list[Any]: ...
+
+    async def hide_failed(self, message: Any) -> None:
+        """Keep a failed answer in the file but out of the model's context."""
+
+    async def emit(self, event: Any) -> None:
+        """Send a session event to subscribers."""
+
+
+class AutoRetry:
+    """One session's retry state: the attempt of the current run and a pending wait.
+
+    :param host: the session.
+    :param policy: when to retry and how long to wait; ``policy.enabled`` is RPC's ``set_auto_retry``.
+    """
+
+    def __init__(self, host: RetryHost, policy: RetryPolicy) -> None:
+        self._host = host
+        self.policy = policy
+        self.attempt = 0
+        self.aborted = False
+        """The run's retry wait was aborted (``abort`` during the delay): the run ended as aborted."""
+        self._wait: asyncio.Event | None = None
+
+    def start_run(self) -> None:
+        self.attempt = 0
+        self.aborted = False
+
+    def will_retry(self, message: Any) -> bool:
+        """Would the run be retried after ``message`` (``agent_end``'s ``willRetry``)?"""
+        return isinstance(message, AssistantMessage) and self.policy.should_retry(message, self.attempt + 1)
+
+    @property
+    def waiting(self) -> bool:
+        return self._wait is not None and not self._wait.is_set()
+
+    def cancel(self, *, abort: bool = False) -> bool:
+        """Cancel a pending wait (RPC ``abort_retry``; with ``abort``, the session's ``abort``, which
+        marks the run aborted); returns whether one was pending."""
+        if self._wait is None or self._wait.is_set():
+            return False
+        self._wait.set()
+        self.aborted = self.aborted or abort
+        return True
+
+    async def maybe_retry(self) -> bool:
+        """After a run: retry if the last answer calls for it. True when the run should continue."""
+        messages = self._host.messages
+        last = messages[-1] if messages else None
+        if not isinstance(last, AssistantMessage) or not self.will_retry(last):
+            if self.attempt:
+                await self._host.emit(AutoRetryEndEvent(success=not _is_error(last), attempt=self.attempt,
+                                                        final_error=getattr(last, "error_message", None)))
+            return False
+        self.attempt += 1
+        delay = self.policy.delay_ms(self.attempt) or 0
+        await self._host.emit(AutoRetryStartEvent(self.attempt, self.policy.max_retries, delay,
+                                                  last.error_message or ""))
+        await self._host.hide_failed(last)
+        if await self._delay(delay / 1000):
+            await self._host.emit(AutoRetryEndEvent(success=False, attempt=self.attempt,
+                                                    final_error="retry cancelled"))
+            return False
+        return True
+
+    async def _delay(self, seconds: float) -> bool:
+        """Wait before a retry; True when the wait was cancelled."""
+        self._wait = asyncio.Event()
+        try:
+            await asyncio.wait_for(self._wait.wait(), seconds)
+            return True
+        except asyncio.TimeoutError:
+            return False
+        finally:
+            self._wait = None
+
+
+def _is_error(message: Any) -> bool:
+    return isinstance(message, AssistantMessage) and message.stop_reason in ("error", "aborted")
+
+
+__all__ = ["AutoRetry", "RetryHost"]
