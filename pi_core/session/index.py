@@ -1,10 +1,10 @@
 """A compact index of the entry tree, so walking a path never touches the entries themselves.
 
 Each indexed entry has a position (its order in the file); per position the index keeps the id, the
-parent's position, a one-byte kind code and, for a message entry that contributes its message as is,
-that message. A path is then a walk over an integer array, and the projection of a long path reads
-the entries' dicts only where something is unusual (edits, summaries, compactions) — which matters
-because touching 10,000 scattered dicts costs more than everything else put together.
+parent's position, a one-byte kind code and the number of its record in the :class:`RecordStore`. A
+path is then a walk over an integer array, and the projection of a long path reads entries only where
+something is unusual (edits, summaries, compactions): plain messages are handed on as positions and
+read when somebody reads them — an entry of a file just opened is not even parsed until then.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from .messages import KNOWN_ROLES
+from .scan import RecordStore, Scan
 
 Raw = dict[str, Any]
 
@@ -37,6 +38,8 @@ _BY_TYPE = {"custom_message": CUSTOM_MESSAGE, "branch_summary": BRANCH_SUMMARY,
             "compaction": COMPACTION, "context_edit": CONTEXT_EDIT, "model_change": MODEL_CHANGE,
             "thinking_level_change": THINKING_CHANGE, "label": LABEL, "session_info": SESSION_INFO}
 _BY_ROLE = {"assistant": ASSISTANT, "system": SYSTEM, "user": USER}
+_LIST_CONTENT_ROLES = frozenset({"user", "assistant", "toolResult"})
+_ROLE_CODE = {role: _BY_ROLE.get(role, MESSAGE) for role in KNOWN_ROLES}
 
 
 def kind_of(entry: Raw) -> tuple[int, Raw | None]:
@@ -55,20 +58,46 @@ def kind_of(entry: Raw) -> tuple[int, Raw | None]:
     return _BY_ROLE.get(role, MESSAGE), message
 
 
+class _Entries:
+    """``tree.entries[at]``: the entry at a position, read from the record store on first access."""
+
+    __slots__ = ("_records", "_where")
+
+    def __init__(self, records: RecordStore, where: array) -> None:
+        self._records, self._where = records, where
+
+    def __len__(self) -> int:
+        return len(self._where)
+
+    def __getitem__(self, at: int) -> Raw:
+        return self._records[self._where[at]]
+
+    def __iter__(self) -> Iterator[Raw]:
+        records, where = self._records, self._where
+        return (records[w] for w in where)
+
+    def peek(self, at: int) -> Raw:
+        return self._records.peek(self._where[at])
+
+
 class TreeIndex:
     """Indexed entries in file order. Ids are unique in the index: a later entry with the same id
-    replaces the earlier one for lookups (as pi's ``Map.set`` does), and parents are looked up by id."""
+    replaces the earlier one for lookups (as pi's ``Map.set`` does), and parents are looked up by id.
 
-    def __init__(self) -> None:
-        self.entries: list[Raw] = []
+    The entries live in a :class:`RecordStore` (all records after the header, in file order, made on
+    demand); a position maps to its record number."""
+
+    def __init__(self, records: RecordStore | None = None) -> None:
+        self.records = records if records is not None else RecordStore()
+        self.where = array("q")
+        self.entries = _Entries(self.records, self.where)
         self.ids: list[str] = []
         self.parents = array("q")
         self.kinds = bytearray()
-        self.messages: list[Raw | None] = []
         self.position: dict[str, int] = {}
 
     def __len__(self) -> int:
-        return len(self.entries)
+        return len(self.ids)
 
     def __contains__(self, entry_id: object) -> bool:
         return entry_id in self.position
@@ -76,36 +105,84 @@ class TreeIndex:
     def load(self, entries: Iterable[Raw]) -> None:
         """Index ``entries`` (file order; records without a string id, and stray headers, are not
         tree entries); parents are resolved once all are known."""
+        records = self.records
         parent_ids: list[Any] = []
         for entry in entries:
+            at = records.append(entry)
             if entry.get("id").__class__ is not str or entry.get("type") == "session":
                 continue
-            self._append(entry)
+            kind, _ = kind_of(entry)
+            self._index(at, entry["id"], kind)
             parent_ids.append(entry.get("parentId"))
-        position = self.position
-        self.parents = array("q", (position.get(p, -1) if p.__class__ is str else -1
-                                   for p in parent_ids))
+        self._resolve(parent_ids, {})
 
-    def _append(self, entry: Raw) -> int:
-        kind, message = kind_of(entry)
-        at = len(self.entries)
-        self.entries.append(entry)
-        self.ids.append(entry["id"])
+    def load_scan(self, scan: Scan) -> None:
+        """Index the records of a scanned file (see :mod:`pi_core.session.scan`): no entry is read."""
+        types, ids, roles = scan.types, scan.ids, scan.roles
+        role_code, type_code = _ROLE_CODE.get, _BY_TYPE.get
+        codes = [role_code(role, OTHER) if kind == "message" else type_code(kind, OTHER)
+                 for kind, role in zip(types, roles)]
+        for at, record in scan.parsed.items():
+            codes[at] = kind_of(record)[0]
+        parent_ids = scan.parent_ids
+        if all(i.__class__ is str for i in ids) and "session" not in types:
+            where: Any = range(len(ids))
+            ids = list(ids)
+        else:  # records without a string id and stray headers are not tree entries
+            where = [at for at, (i, kind) in enumerate(zip(ids, types))
+                     if i.__class__ is str and kind != "session"]
+            ids = [ids[at] for at in where]
+            codes = [codes[at] for at in where]
+            parent_ids = [parent_ids[at] for at in where]
+        self.where = array("q", where)
+        self.entries = _Entries(self.records, self.where)
+        self.ids = ids
+        self.kinds = bytearray(codes)
+        self.position = dict(zip(ids, range(len(ids))))
+        self._resolve(parent_ids, scan.broken)
+
+    def _index(self, record: int, entry_id: str, kind: int) -> None:
+        self.position[entry_id] = len(self.ids)
+        self.where.append(record)
+        self.ids.append(entry_id)
         self.kinds.append(kind)
-        self.messages.append(message)
-        self.position[entry["id"]] = at
-        return at
+
+    def _resolve(self, parent_ids: list[Any], broken: dict[str, Any]) -> None:
+        position = self.position
+        get = position.get
+        if broken:
+            parent_ids = [_past_broken(p, position, broken) for p in parent_ids]
+        try:
+            self.parents.extend([get(p, -1) for p in parent_ids])
+        except TypeError:  # an unhashable parentId somewhere
+            self.parents.extend([get(p, -1) if p.__class__ is str else -1 for p in parent_ids])
 
     def add(self, entry: Raw) -> int:
         """Index one new entry (its parent must already be indexed, or be null)."""
         parent = entry.get("parentId")
-        at = self._append(entry)
+        record = self.records.append(entry)
+        kind, _ = kind_of(entry)
+        self._index(record, entry["id"], kind)
         self.parents.append(self.position.get(parent, -1) if parent.__class__ is str else -1)
-        return at
+        return len(self.ids) - 1
 
     def get(self, entry_id: Any) -> Raw | None:
         at = self.position.get(entry_id)
         return self.entries[at] if at is not None else None
+
+    def message(self, at: int) -> Raw:
+        """The message of the plain message entry at ``at`` (without content, as pi: with empty one)."""
+        message = self.entries[at]["message"]
+        if message.get("content") is None:
+            role = message.get("role")
+            if role == "system":
+                return {**message, "content": ""}
+            if role in _LIST_CONTENT_ROLES:
+                return {**message, "content": []}
+        return message
+
+    def line(self, at: int) -> int | None:
+        return self.records.line(self.where[at])
 
     def unique(self) -> Iterator[Raw]:
         """Each id's current entry, in the order ids first appeared."""
@@ -125,7 +202,7 @@ class TreeIndex:
         out: list[int] = []
         if at is None:
             return out
-        parents, append, limit = self.parents, out.append, len(self.entries)
+        parents, append, limit = self.parents, out.append, len(self.ids)
         while at >= 0:
             append(at)
             at = parents[at]
@@ -134,6 +211,15 @@ class TreeIndex:
                 break
         out.reverse()
         return out
+
+
+def _past_broken(parent: Any, position: dict[str, int], broken: dict[str, Any]) -> Any:
+    """A parent id that names a broken (skipped) line is replaced by that line's own parent."""
+    seen = 0
+    while parent.__class__ is str and parent not in position and parent in broken and seen < 1000:
+        parent = broken[parent]
+        seen += 1
+    return parent
 
 
 def _before_repeat(walk: list[int]) -> list[int]:

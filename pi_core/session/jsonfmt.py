@@ -150,18 +150,41 @@ def _reject_constant(name: str) -> Any:
 
 
 _decoder = json.JSONDecoder(parse_constant=_reject_constant)
+_fast: Any = None
+
+
+def _fast_decode() -> Any:
+    global _fast
+    import msgspec
+
+    _fast = msgspec.json.Decoder().decode
+    return _fast
 
 
 def loads(text: str | bytes) -> Any:
-    """Parse one JSON text as ``JSON.parse`` would (no NaN/Infinity; invalid UTF-8 becomes U+FFFD)."""
-    if isinstance(text, (bytes, bytearray)):
+    """Parse one JSON text as ``JSON.parse`` would (no NaN/Infinity; invalid UTF-8 becomes U+FFFD).
+
+    msgspec parses it; what msgspec refuses but ``JSON.parse`` accepts (lone surrogate escapes, numbers
+    beyond a double, invalid UTF-8) is parsed again by the standard library. A value nested too deeply
+    for either raises ``ValueError``, like any other text that is not JSON.
+    """
+    try:
+        return (_fast or _fast_decode())(text)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+    except Exception:  # msgspec.DecodeError / ValidationError: try the exact, slower parser
+        pass
+    if isinstance(text, (bytes, bytearray, memoryview)):
         text = bytes(text).decode("utf-8", errors="replace")
-    return _decoder.decode(text)
+    try:
+        return _decoder.decode(text)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
 
 
 def loads_many(text: str) -> Any:
     """Parse ``text`` (one JSON value) with the same rules as :func:`loads`; for bulk array parsing."""
-    return _decoder.decode(text)
+    return loads(text)
 
 
 __all__ = ["dumps", "dumps_line", "js_number", "loads", "loads_many"]

@@ -12,6 +12,7 @@ has a file open for writing it holds ``<file>.lock``; a second writer gets :clas
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 from pathlib import Path
@@ -33,12 +34,12 @@ from .jsonfmt import dumps_line
 from .listing import SessionInfo
 from .locations import default_session_dir, resolve_session_dir, session_file_name
 from .messages import agent_message
-from .migrate import migrate
+from .migrate import migrate, needs_migration
 from .index import ASSISTANT, LABEL, ODD_MESSAGE, SESSION_INFO, USER, TreeIndex
 from .projection import SessionContext, current_system_message, project
+from .scan import Diagnostic, FileReader, RecordStore, Scan, scan_session_file
 from .store import (
     Appender,
-    Diagnostic,
     LoadResult,
     WriterLock,
     read_session_file,
@@ -213,10 +214,12 @@ class SessionManager:
     # -----------------------------------------------------------------------------------------
     # file state
 
-    def _reset(self, header: Raw) -> None:
+    def _reset(self, header: Raw, records: RecordStore | None = None) -> None:
+        old = getattr(self, "_tree", None)
+        if old is not None and old.records is not records:
+            old.records.close()
         self._header = header
-        self._entries: list[Raw] = []
-        self._tree = TreeIndex()
+        self._tree = TreeIndex(records)
         self._labels: dict[str, tuple[str, str | None]] = {}
         self._name: str | None = None
         self._leaf: str | None = None
@@ -265,23 +268,37 @@ class SessionManager:
             raise
 
     def _load_file(self, path: Path) -> None:
-        result = read_session_file(path)
-        self.diagnostics = result.diagnostics
-        if not result.records and (result.size == 0 or _torn_header_only(result)):
-            self._start_in_empty_file(path, result)
+        gc_was_enabled = gc.isenabled()
+        gc.disable()  # indexing makes many small objects that can never form cycles
+        try:
+            self._load_path(path)
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+
+    def _load_path(self, path: Path) -> None:
+        scan = scan_session_file(path)
+        self.diagnostics = scan.diagnostics
+        if scan.header is None and not len(scan) and (scan.size == 0 or _torn_header_only(scan)):
+            self._start_in_empty_file(path, scan)
             return
-        header, entries = _split(path, result)  # not a session: raise before touching the file
+        header = _header_of(path, scan)  # not a session: raise before touching the file
         if not self._read_only:
-            repair_tail(path, result)
-        migrated = migrate(header, entries)
-        self._load(header, entries)
-        if migrated and not self._read_only:
-            self._rewrite()
-        elif not self._read_only:
-            self._appender = Appender.open_existing(path, result.size, self._fsync)
+            repair_tail(path, scan)
+        if needs_migration(header):
+            result = read_session_file(path)
+            header, entries = _split(path, result)
+            migrate(header, entries)
+            self._load(header, entries)
+            if not self._read_only:
+                self._rewrite()
+        else:
+            self._load_scan(header, scan, FileReader(path))
+            if not self._read_only:
+                self._appender = Appender.open_existing(path, scan.size, self._fsync)
         self._flushed = True
 
-    def _start_in_empty_file(self, path: Path, result: LoadResult) -> None:
+    def _start_in_empty_file(self, path: Path, result: LoadResult | Scan) -> None:
         """An empty file (or one holding only a torn header) starts a new session; pi writes its
         header at once."""
         self._start(None, None)
@@ -292,9 +309,16 @@ class SessionManager:
 
     def _load(self, header: Raw, entries: list[Raw]) -> None:
         self._reset(header)
-        self._entries = entries
+        self._tree.load(entries)
+        self._after_load()
+
+    def _load_scan(self, header: Raw, scan: Scan, reader: FileReader) -> None:
+        self._reset(header, RecordStore.of_scan(scan, reader))
+        self._tree.load_scan(scan)
+        self._after_load()
+
+    def _after_load(self) -> None:
         tree = self._tree
-        tree.load(entries)
         for at in sorted([*tree.positions_of(LABEL), *tree.positions_of(SESSION_INFO)]):
             entry = tree.entries[at]
             if entry.get("type") == "label":
@@ -306,8 +330,8 @@ class SessionManager:
             _is_conversation(tree.entries[at]) for at in tree.positions_of(ODD_MESSAGE))
         self._leaf = tree.ids[-1] if len(tree) else None
 
-    def _all_lines(self) -> bytes:
-        return b"".join(_line(r) for r in (self._header, *self._entries))
+    def _all_lines(self, *extra: Raw) -> bytes:
+        return b"".join(_line(r) for r in (self._header, *self._tree.records, *extra))
 
     def _rewrite(self) -> None:
         """Write the whole file anew (after a migration); atomic, then keep appending to it."""
@@ -319,14 +343,14 @@ class SessionManager:
         self._appender = Appender.open_existing(self._file, len(data), self._fsync)
         self._flushed = True
 
-    def _write_new_file(self) -> None:
-        """Create the file with everything so far in one write (it must not exist yet)."""
+    def _write_new_file(self, *extra: Raw) -> None:
+        """Create the file with everything so far (and ``extra``) in one write (it must not exist yet)."""
         assert self._file is not None
         self._file.parent.mkdir(parents=True, exist_ok=True)
         lock = WriterLock(self._file)
         lock.acquire()
         try:
-            self._appender = Appender.create(self._file, self._all_lines(), self._fsync)
+            self._appender = Appender.create(self._file, self._all_lines(*extra), self._fsync)
         except BaseException:
             lock.release()
             raise
@@ -370,14 +394,9 @@ class SessionManager:
             assert self._appender is not None
             self._appender.append(line)
         elif self._has_conversation or _is_conversation(entry):
-            self._entries.append(entry)
-            try:
-                self._write_new_file()
-            finally:
-                self._entries.pop()
+            self._write_new_file(entry)
 
     def _index(self, entry: Raw) -> None:
-        self._entries.append(entry)
         self._tree.add(entry)
         self._leaf = entry["id"]
         kind = entry["type"]
@@ -559,7 +578,7 @@ class SessionManager:
 
     def raw_entries(self) -> list[Raw]:
         """Every entry in file order as stored (header excluded)."""
-        return [e for e in self._entries if e.get("type") != "session"]
+        return [e for e in self._tree.records if e.get("type") != "session"]
 
     def get_header(self) -> SessionHeader:
         return header_from_json(self._header)
@@ -588,7 +607,9 @@ class SessionManager:
             if start is not None else []
 
     def _branch_ids(self) -> set[str]:
-        return {e["id"] for e in self.get_raw_branch()}
+        tree = self._tree
+        leaf = self._leaf
+        return {tree.ids[at] for at in tree.path(tree.position.get(leaf))} if leaf is not None else set()
 
     def get_label(self, entry_id: str) -> str | None:
         label = self._labels.get(entry_id)
@@ -681,6 +702,15 @@ class SessionManager:
         return f"SessionManager({where}, {len(self._tree)} entries, leaf={self._leaf})"
 
 
+def _header_of(path: Path, scan: Scan) -> Raw:
+    header = scan.header
+    if header is None and not len(scan):
+        raise InvalidSessionError(path, "it holds no JSON records")
+    if header is None or not isinstance(header.get("id"), str):
+        raise InvalidSessionError(path, "the first record is not a session header")
+    return header
+
+
 def _split(path: Path, result: LoadResult) -> tuple[Raw, list[Raw]]:
     records = result.records
     if not records:
@@ -747,7 +777,7 @@ def _without_labels(path: list[Raw]) -> list[Raw]:
     return kept
 
 
-def _torn_header_only(result: LoadResult) -> bool:
+def _torn_header_only(result: LoadResult | Scan) -> bool:
     """The file holds nothing but the start of a header: a crash during the very first write."""
     return not result.tail_parsed and result.tail_offset == 0 \
         and result.tail.startswith(b'{"type":"session"')

@@ -62,6 +62,10 @@ def _v2_to_v3(header: dict[str, Any], entries: list[dict[str, Any]]) -> None:
             message["role"] = "custom"
 
 
+def needs_migration(header: dict[str, Any]) -> bool:
+    return file_version(header) < CURRENT_SESSION_VERSION
+
+
 def migrate(header: dict[str, Any], entries: list[dict[str, Any]]) -> bool:
     """Migrate ``header`` and ``entries`` (file order, header excluded) in place; True if changed."""
     version = file_version(header)

@@ -57,7 +57,7 @@ class ModelRef(PiModel):
 class LazyMessages(Sequence[Any]):
     """The context's messages as pydantic models, each validated the first time it is read."""
 
-    def __init__(self, raw: list[Raw]) -> None:
+    def __init__(self, raw: Sequence[Raw]) -> None:
         self._raw = raw
         self._made: list[Any] = [None] * len(raw)
 
@@ -87,6 +87,45 @@ class LazyMessages(Sequence[Any]):
         return f"LazyMessages({len(self)} messages)"
 
 
+class RawMessages(Sequence[Raw]):
+    """The context's messages as pi's JSON dicts. A plain message is held as its entry's position and
+    read from the store when first asked for (an entry of a file just opened is parsed only then)."""
+
+    __slots__ = ("_items", "_tree")
+
+    def __init__(self, items: list[Any], tree: TreeIndex) -> None:
+        self._items, self._tree = items, tree
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    @overload
+    def __getitem__(self, index: int) -> Raw: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Raw]: ...
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        item = self._items[index]
+        return self._tree.message(item) if item.__class__ is int else item
+
+    def __iter__(self) -> Iterator[Raw]:
+        message = self._tree.message
+        for item in self._items:
+            yield message(item) if item.__class__ is int else item
+
+    def position(self, index: int) -> int | None:
+        """The entry position message ``index`` is read from, if it is a stored message as is."""
+        item = self._items[index]
+        return item if item.__class__ is int else None
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and len(self) == len(other) and list(self) == list(other)
+
+    def __repr__(self) -> str:
+        return f"RawMessages({len(self)} messages)"
+
+
 class SessionContext:
     """What a resumed session sends to the model, and the settings it resumes with.
 
@@ -96,7 +135,7 @@ class SessionContext:
     contributed message ``i`` (the target for :meth:`SessionManager.append_context_edit`).
     """
 
-    def __init__(self, raw_messages: list[Raw], source_ids: list[str | None], thinking_level: str,
+    def __init__(self, raw_messages: Sequence[Raw], source_ids: list[str | None], thinking_level: str,
                  model: ModelRef | None) -> None:
         self.raw_messages = raw_messages
         self.source_ids = source_ids
@@ -242,18 +281,18 @@ def project(tree: TreeIndex, path: list[int]) -> SessionContext:
     """The session context of the entries at ``path`` (steps 2-5 above)."""
     thinking, model = context_settings(tree, path)
     window = context_window(tree, path)
-    kinds, entries, ids, messages = tree.kinds, tree.entries, tree.ids, tree.messages
+    kinds, entries, ids = tree.kinds, tree.entries, tree.ids
     edits: dict[Any, Raw] = {}
     for at in window:
         if kinds[at] == CONTEXT_EDIT:
             edits[entries[at].get("targetId")] = entries[at]
-    raw: list[Raw] = []
+    raw: list[Any] = []
     sources: list[str | None] = []
     add_message, add_source = raw.append, sources.append
     for n, at in enumerate(window):
         kind = kinds[at]
         if kind in PLAIN_MESSAGES and not (edits and ids[at] in edits):
-            add_message(messages[at])  # type: ignore[arg-type]
+            add_message(at)  # read when somebody reads it
             add_source(ids[at])
         elif kind in _SILENT or (kind == COMPACTION and n > 0):
             continue  # an older compaction inside the kept range says nothing
@@ -264,10 +303,10 @@ def project(tree: TreeIndex, path: list[int]) -> SessionContext:
                 contributed = apply_edit(contributed, edit)
             raw.extend(contributed)
             sources.extend([ids[at]] * len(contributed))
-    return SessionContext(raw, sources, thinking, model)
+    return SessionContext(RawMessages(raw, tree), sources, thinking, model)
 
 
-def current_system_message(messages: list[Raw]) -> Raw | None:
+def current_system_message(messages: Sequence[Raw]) -> Raw | None:
     """The system prompt and tools in force after ``messages`` (pi's ``getCurrentSystemMessage``).
 
     Texts of every system message are joined by blank lines, named sections are patched in order
@@ -329,6 +368,7 @@ def _patch_tools(tools: dict[Any, Any], message: Raw) -> None:
 __all__ = [
     "LazyMessages",
     "ModelRef",
+    "RawMessages",
     "SessionContext",
     "apply_edit",
     "context_settings",

@@ -1,10 +1,5 @@
-"""Reading and writing session files: fast tolerant load, tail repair, one-writer lock, appends.
-
-Loading parses the file in chunks of about 256 KiB, each chunk as one JSON array (so object keys are
-shared within the chunk and the decoder runs once per chunk), with the cyclic garbage collector paused
-(it would otherwise rescan the growing heap many times). A chunk that does not parse that way —
-a malformed line, a blank line — is parsed again line by line, and every line that is not a JSON object
-is reported in :attr:`LoadResult.diagnostics` and skipped (it stays in the file).
+"""Reading and writing session files: tail repair, one-writer lock, appends (the scan that opens a file
+is in :mod:`pi_core.session.scan`).
 
 Writing: one ``write()`` per entry on an ``O_APPEND`` descriptor; the line and its newline go together.
 Before each append the file size is checked against what this writer knows, so lines written by
@@ -13,7 +8,6 @@ another program are noticed instead of being interleaved with ours.
 
 from __future__ import annotations
 
-import gc
 import logging
 import os
 import sys
@@ -23,31 +17,9 @@ from typing import Any
 
 from .errors import SessionConflictError, SessionLockedError
 from .ids import file_timestamp, iso_now
-from .jsonfmt import loads, loads_many
+from .scan import Diagnostic, FileReader, RecordStore, Scan, scan_session_file
 
 log = logging.getLogger("pi_core.session")
-
-_CHUNK = 256 * 1024
-# Short string values repeated in nearly every entry; sharing one object per value keeps a large
-# session's memory close to its file size.
-_SHARED_MESSAGE_KEYS = ("role", "api", "provider", "model", "stopReason", "rawStopReason",
-                        "thinkingLevel", "toolName")
-
-
-@dataclass
-class Diagnostic:
-    """Something the loader noticed and handled: a skipped line, a repaired tail."""
-
-    kind: str
-    """``malformed_line``, ``missing_newline``, ``torn_tail`` or ``invalid_header``."""
-    message: str
-    line: int | None = None
-    """1-based line number in the file, where the problem is one line."""
-    offset: int | None = None
-    """Byte offset of that line."""
-    sidecar: Path | None = None
-    """Where a removed fragment was saved."""
-
 
 SessionDiagnostic = Diagnostic
 
@@ -68,138 +40,24 @@ class LoadResult:
     """True if the unterminated last line is a complete record (it is then in ``records``)."""
 
 
-def _share_values(records: list[Any], shared: dict[str, str]) -> None:
-    keep = shared.setdefault
-    for record in records:
-        kind = record.get("type")
-        if kind.__class__ is str:
-            record["type"] = keep(kind, kind)
-        message = record.get("message")
-        if message.__class__ is not dict:
-            continue
-        for key in _SHARED_MESSAGE_KEYS:
-            value = message.get(key)
-            if value.__class__ is str:
-                message[key] = keep(value, value)
-        content = message.get("content")
-        if content.__class__ is list:
-            for block in content:
-                if block.__class__ is dict:
-                    value = block.get("type")
-                    if value.__class__ is str:
-                        block["type"] = keep(value, value)
-
-
-class _Parser:
-    def __init__(self, result: LoadResult) -> None:
-        self.result = result
-        self.shared: dict[str, str] = {}
-
-    def chunk(self, data: bytes, offset: int, line: int) -> None:
-        """Parse ``data`` (whole lines, ending in a newline) that starts at ``offset`` / ``line``."""
-        lines = data.count(b"\n")
-        try:
-            text = data.decode("utf-8")
-            parsed = loads_many("[" + text[:-1].replace("\n", ",") + "]")
-        except ValueError:
-            parsed = None
-        if parsed is not None and len(parsed) == lines and all(r.__class__ is dict for r in parsed):
-            _share_values(parsed, self.shared)
-            self.result.records.extend(parsed)
-            return
-        self._by_line(data, offset, line)
-
-    def _by_line(self, data: bytes, offset: int, line: int) -> None:
-        for raw in data.split(b"\n")[:-1]:
-            line += 1
-            record = self.one(raw, line, offset)
-            if record is not None:
-                self.result.records.append(record)
-            offset += len(raw) + 1
-
-    def one(self, raw: bytes, line: int, offset: int) -> dict[str, Any] | None:
-        if not raw.strip():
-            return None
-        try:
-            record = loads(raw)
-        except ValueError as exc:
-            self._skip(line, offset, f"not valid JSON ({exc})")
-            return None
-        if record.__class__ is not dict:
-            self._skip(line, offset, "not a JSON object")
-            return None
-        return record
-
-    def _skip(self, line: int, offset: int, why: str) -> None:
-        self.result.diagnostics.append(
-            Diagnostic("malformed_line", f"line {line} skipped: {why}", line=line, offset=offset)
-        )
-
-
 def read_session_file(path: Path) -> LoadResult:
-    """Parse a session file without changing it. A missing file reads as empty."""
-    result = LoadResult()
-    try:
-        handle = open(path, "rb")
-    except FileNotFoundError:
-        return result
-    parser = _Parser(result)
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        with handle:
-            offset, line = _read_chunks(handle, parser)
-    finally:
-        if gc_was_enabled:
-            gc.enable()
-    result.tail_offset = offset
-    result.size = offset + len(result.tail)
-    _classify_tail(result, parser, line + 1)
+    """Parse a whole session file without changing it (every record a dict). A missing file reads as
+    empty. Opening a session does not need this: it scans the file and reads entries on demand."""
+    scan = scan_session_file(path)
+    result = LoadResult(diagnostics=scan.diagnostics, size=scan.size, tail_offset=scan.tail_offset,
+                        tail=scan.tail, tail_parsed=scan.tail_parsed)
+    if scan.header is not None:
+        result.records.append(scan.header)
+    if len(scan):
+        store = RecordStore.of_scan(scan, FileReader(path))
+        try:
+            result.records.extend(store)
+        finally:
+            store.close()
     return result
 
 
-def _read_chunks(handle: Any, parser: _Parser) -> tuple[int, int]:
-    pending: list[bytes] = []
-    offset = line = 0
-    while block := handle.read(_CHUNK):
-        cut = block.rfind(b"\n") + 1
-        if cut == 0:
-            pending.append(block)  # a line longer than a chunk; join once it ends
-            continue
-        data = b"".join([*pending, block[:cut]]) if pending else block[:cut]
-        parser.chunk(data, offset, line)
-        offset += len(data)
-        line += data.count(b"\n")
-        pending = [block[cut:]] if cut < len(block) else []
-    parser.result.tail = b"".join(pending)
-    return offset, line
-
-
-def _classify_tail(result: LoadResult, parser: _Parser, line: int) -> None:
-    tail = result.tail
-    if not tail:
-        return
-    if not tail.strip():
-        result.tail_parsed = True  # whitespace only: harmless, just needs its newline
-        return
-    try:
-        record = loads(tail)
-    except ValueError:
-        record = None
-    if record.__class__ is dict:
-        result.records.append(record)
-        result.tail_parsed = True
-        result.diagnostics.append(Diagnostic(
-            "missing_newline", f"line {line} had no final newline", line=line,
-            offset=result.tail_offset))
-        return
-    result.diagnostics.append(Diagnostic(
-        "torn_tail",
-        f"line {line} is incomplete ({len(tail)} bytes, probably a write cut short by a crash) "
-        "and was ignored", line=line, offset=result.tail_offset))
-
-
-def repair_tail(path: Path, result: LoadResult) -> Diagnostic | None:
+def repair_tail(path: Path, result: LoadResult | Scan) -> Diagnostic | None:
     """Make the file end in a newline after its last complete record.
 
     A last line without a newline that is a complete record gets its newline (as pi 1.x does). One

@@ -1,0 +1,405 @@
+"""Opening a session file without parsing it: a validating scan, then entries read on demand.
+
+The scan reads the file in blocks and decodes every line with msgspec into a small struct holding only
+what the tree needs — ``type``, ``id``, ``parentId`` and, for messages, the ``role`` and whether there is
+any ``content``. msgspec still checks that the whole line is JSON, so a bad line is found (and reported
+with its number) at open, but nothing else of it is built: the scan runs at about a gigabyte a second
+and keeps a few dozen bytes per entry. Where the entry itself is needed later, its line is read again
+from the file (``pread`` at the recorded offset) and parsed then. The records needed at once (the
+header, labels, the session name) and anything unusual (a line msgspec cannot decode as an object but
+the standard parser can) are parsed during the scan and kept.
+
+The file is only ever appended to while we hold it, and a replaced file keeps its old contents under an
+open descriptor, so offsets stay valid; a line that no longer holds the entry expected there raises
+:class:`SessionError` instead of returning something else.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import re
+import weakref
+from array import array
+from itertools import accumulate
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import SessionError
+from .jsonfmt import loads
+
+Raw = dict[str, Any]
+_BLOCK = 2 * 1024 * 1024
+_EAGER = frozenset({"session", "label", "session_info"})
+_BOM = b"\xef\xbb\xbf"
+# Enough of a broken line to link around it: pi writes type, id and parentId first.
+_PREFIX = re.compile(rb'\s*\{"type":"[^"\\]*","id":"([^"\\]+)","parentId":(?:null|"([^"\\]*)")')
+_decoders: Any = None
+
+
+def _head_decoder() -> Any:
+    global _decoders
+    import msgspec
+
+    message_head = msgspec.defstruct("MessageHead", [("role", Any, None)])
+    head = msgspec.defstruct("Head", [("type", Any, None), ("id", Any, None), ("parentId", Any, None),
+                                      ("message", message_head | None, None)])
+    decoder = msgspec.json.Decoder(head)
+    _decoders = (decoder.decode_lines, decoder.decode)
+    return _decoders
+
+
+@dataclass
+class Diagnostic:
+    """Something the loader noticed and handled: a skipped line, a repaired tail."""
+
+    kind: str
+    """``malformed_line``, ``missing_newline``, ``torn_tail``, ``invalid_header`` or ``bad_entry``."""
+    message: str
+    line: int | None = None
+    """1-based line number in the file, where the problem is one line."""
+    offset: int | None = None
+    """Byte offset of that line."""
+    sidecar: Path | None = None
+    """Where a removed fragment was saved."""
+
+
+ODD_TYPE = "\x00"
+"""Stands in the ``types`` column for a ``type`` that is not a string (the record is in ``parsed``)."""
+
+
+@dataclass
+class Scan:
+    """What a session file holds, by line: enough to build the tree, and where to find each entry.
+
+    The columns have one item per record after the header, in file order; ``types`` and ``roles`` hold
+    strings only (``ODD_TYPE`` / ``None`` where the file has something else).
+    """
+
+    path: Path
+    header: Raw | None = None
+    types: list[str] = field(default_factory=list)
+    ids: list[Any] = field(default_factory=list)
+    parent_ids: list[Any] = field(default_factory=list)
+    roles: list[str | None] = field(default_factory=list)
+    offsets: array = field(default_factory=lambda: array("q"))
+    lengths: array = field(default_factory=lambda: array("q"))
+    parsed: dict[int, Raw] = field(default_factory=dict)
+    """Records parsed during the scan, by record number."""
+    broken: dict[str, Any] = field(default_factory=dict)
+    """id → parentId of lines that are not JSON but whose start names them (their children link past)."""
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    size: int = 0
+    tail_offset: int = 0
+    tail: bytes = b""
+    tail_parsed: bool = False
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def line_of(self, offset: int) -> int:
+        """The 1-based line number of the line at byte ``offset`` (counted on demand: for messages)."""
+        return line_at(self.path, offset)
+
+
+def line_at(path: Path, offset: int) -> int:
+    line = 1
+    try:
+        with open(path, "rb") as handle:
+            while offset > 0:
+                block = handle.read(min(offset, _BLOCK))
+                if not block:
+                    break
+                line += block.count(b"\n")
+                offset -= len(block)
+    except OSError:
+        pass
+    return line
+
+
+def _text_or(value: Any, other: Any) -> Any:
+    return value if value.__class__ is str else other
+
+
+class _Scanner:
+    def __init__(self, scan: Scan) -> None:
+        self.scan = scan
+        self.decode_lines, self.decode_one = _decoders or _head_decoder()
+
+    def block(self, data: bytes, offset: int, line: int) -> int:
+        """Whole lines ``data`` (ending in a newline) that start at byte ``offset``, line ``line`` + 1;
+        returns the number of lines."""
+        lengths = list(map(len, data.split(b"\n")))
+        lengths.pop()  # after the final newline
+        count = len(lengths)
+        try:
+            heads = self.decode_lines(data)
+        except Exception:  # noqa: BLE001 - any bad line: look at them one by one
+            heads = None
+        if heads is None or len(heads) != count or 0 in lengths:
+            self._by_line(data, lengths, offset, line)
+            return count
+        scan = self.scan
+        first = len(scan.ids)
+        if scan.header is None and not first and heads and heads[0].type == "session":
+            scan.header = loads(data[:lengths[0]])
+            offset += lengths[0] + 1
+            heads = heads[1:]
+            data = data[lengths[0] + 1:]
+            del lengths[0]
+        starts = list(accumulate([offset, *(n + 1 for n in lengths[:-1])])) if lengths else []
+        types = [h.type for h in heads]
+        scan.types.extend(types)
+        scan.ids.extend([h.id for h in heads])
+        scan.parent_ids.extend([h.parentId for h in heads])
+        scan.roles.extend([h.message.role if h.message is not None else None for h in heads])
+        scan.offsets.extend(starts)
+        scan.lengths.extend(lengths)
+        eager = [n for n, kind in enumerate(types) if kind.__class__ is not str or kind in _EAGER]
+        for n in eager:
+            start = starts[n] - offset
+            scan.parsed[first + n] = loads(data[start:start + lengths[n]])
+            if types[n].__class__ is not str:
+                scan.types[first + n] = ODD_TYPE
+        if eager or not all(r is None or r.__class__ is str for r in scan.roles[first:]):
+            scan.roles[first:] = [_text_or(r, None) for r in scan.roles[first:]]
+        return count
+
+    def _by_line(self, data: bytes, lengths: list[int], offset: int, line: int) -> None:
+        start = 0
+        for n, length in enumerate(lengths):
+            raw = data[start:start + length]
+            here = start
+            start += length + 1
+            if raw.strip():
+                self._slow(raw, offset + here, line + n + 1)
+
+    def _slow(self, raw: bytes, offset: int, line: int) -> None:
+        scan = self.scan
+        try:
+            record = loads(raw)
+        except ValueError as exc:
+            self._skip(raw, offset, line, f"not valid JSON ({exc})")
+            return
+        if record.__class__ is not dict:
+            self._skip(raw, offset, line, "not a JSON object")
+            return
+        if scan.header is None and not scan.ids and record.get("type") == "session":
+            scan.header = record
+            return
+        message = record.get("message")
+        scan.parsed[len(scan.ids)] = record
+        scan.types.append(_text_or(record.get("type"), ODD_TYPE))
+        scan.ids.append(record.get("id"))
+        scan.parent_ids.append(record.get("parentId"))
+        scan.roles.append(_text_or(message.get("role"), None) if message.__class__ is dict else None)
+        scan.offsets.append(offset)
+        scan.lengths.append(len(raw))
+
+    def _skip(self, raw: bytes, offset: int, line: int, why: str) -> None:
+        scan = self.scan
+        prefix = _PREFIX.match(raw)
+        if prefix is not None:
+            entry_id = prefix.group(1).decode("utf-8", "replace")
+            parent = prefix.group(2)
+            scan.broken[entry_id] = parent.decode("utf-8", "replace") if parent is not None else None
+        scan.diagnostics.append(Diagnostic(
+            "malformed_line", f"line {line} skipped: {why}; it stays in the file", line=line, offset=offset))
+
+
+def scan_session_file(path: Path) -> Scan:
+    """Scan a session file without changing it. A missing file scans as empty."""
+    scan = Scan(path)
+    try:
+        handle = open(path, "rb")
+    except FileNotFoundError:
+        return scan
+    scanner = _Scanner(scan)
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # the scan makes many small objects that can never form cycles
+    try:
+        with handle:
+            offset, line = _read_blocks(handle, scanner)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    scan.tail_offset = offset
+    scan.size = offset + len(scan.tail)
+    _classify_tail(scan, line + 1)
+    return scan
+
+
+def _read_blocks(handle: Any, scanner: _Scanner) -> tuple[int, int]:
+    pending: list[bytes] = []
+    offset = line = 0
+    first = True
+    while block := handle.read(_BLOCK):
+        if first:
+            first = False
+            if block.startswith(_BOM):  # some editors add one; JSON.parse would refuse the header
+                offset = len(_BOM)
+                block = block[len(_BOM):]
+        cut = block.rfind(b"\n") + 1
+        if cut == 0:
+            pending.append(block)  # a line longer than a block; join once it ends
+            continue
+        data = b"".join([*pending, block[:cut]]) if pending else block[:cut]
+        line += scanner.block(data, offset, line)
+        offset += len(data)
+        pending = [block[cut:]] if cut < len(block) else []
+    scanner.scan.tail = b"".join(pending)
+    return offset, line
+
+
+def _classify_tail(scan: Scan, line: int) -> None:
+    tail = scan.tail
+    if not tail:
+        return
+    if not tail.strip():
+        scan.tail_parsed = True  # whitespace only: harmless, just needs its newline
+        return
+    try:
+        record = loads(tail)
+    except ValueError:
+        record = None
+    if record.__class__ is dict:
+        scanner = _Scanner(scan)
+        before = len(scan.diagnostics)
+        scanner._slow(tail, scan.tail_offset, line)
+        del scan.diagnostics[before:]
+        scan.tail_parsed = True
+        scan.diagnostics.append(Diagnostic(
+            "missing_newline", f"line {line} had no final newline", line=line, offset=scan.tail_offset))
+        return
+    scan.diagnostics.append(Diagnostic(
+        "torn_tail",
+        f"line {line} is incomplete ({len(tail)} bytes, probably a write cut short by a crash) "
+        "and was ignored", line=line, offset=scan.tail_offset))
+
+
+# ---------------------------------------------------------------------------------------------
+# reading entries back
+
+
+def _close(fd: int) -> None:
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+
+
+class FileReader:
+    """Reads lines of one session file by offset, through a descriptor kept open for the purpose."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd = os.open(path, os.O_RDONLY)
+        self._finalizer = weakref.finalize(self, _close, self._fd)
+
+    def read(self, offset: int, length: int) -> bytes:
+        if hasattr(os, "pread"):
+            return os.pread(self._fd, length, offset)
+        os.lseek(self._fd, offset, os.SEEK_SET)  # pragma: no cover - Windows
+        return os.read(self._fd, length)
+
+    def close(self) -> None:
+        self._finalizer()
+
+
+class RecordStore:
+    """The records of a session after its header, in file order: dicts made on first access.
+
+    Records appended in this process, and those parsed during the scan, are dicts from the start;
+    the others are read from the file when first asked for and kept from then on. :meth:`peek`
+    reads one without keeping it.
+    """
+
+    __slots__ = ("_dicts", "_offsets", "_lengths", "_ids", "_reader")
+
+    def __init__(self) -> None:
+        self._dicts: list[Raw | None] = []
+        self._offsets = array("q")
+        self._lengths = array("q")
+        self._ids: list[Any] = []
+        self._reader: FileReader | None = None
+
+    @classmethod
+    def of_dicts(cls, records: list[Raw]) -> RecordStore:
+        store = cls()
+        store._dicts = list(records)
+        count = len(records)
+        store._offsets = array("q", bytes(8 * count))
+        store._lengths = array("q", bytes(8 * count))
+        store._ids = [r.get("id") for r in records]
+        return store
+
+    @classmethod
+    def of_scan(cls, scan: Scan, reader: FileReader) -> RecordStore:
+        store = cls()
+        dicts: list[Raw | None] = [None] * len(scan)
+        for at, record in scan.parsed.items():
+            dicts[at] = record
+        store._dicts = dicts
+        store._offsets, store._lengths = scan.offsets, scan.lengths
+        store._ids = scan.ids
+        store._reader = reader
+        return store
+
+    def __len__(self) -> int:
+        return len(self._dicts)
+
+    def __getitem__(self, at: int) -> Raw:
+        record = self._dicts[at]
+        if record is None:
+            record = self._dicts[at] = self._load(at)
+        return record
+
+    def __iter__(self) -> Iterator[Raw]:
+        for at in range(len(self._dicts)):
+            yield self[at]
+
+    def peek(self, at: int) -> Raw:
+        """Record ``at`` without keeping it (for one pass over many records)."""
+        record = self._dicts[at]
+        return record if record is not None else self._load(at)
+
+    def is_loaded(self, at: int) -> bool:
+        return self._dicts[at] is not None
+
+    def line(self, at: int) -> int | None:
+        """The 1-based line of record ``at`` in the file (None for one appended in memory); counted
+        on demand, for messages about it."""
+        if self._reader is None or not self._lengths[at]:
+            return None
+        return line_at(self._reader.path, self._offsets[at])
+
+    def append(self, record: Raw, offset: int = 0, length: int = 0) -> int:
+        self._dicts.append(record)
+        self._offsets.append(offset)
+        self._lengths.append(length)
+        self._ids.append(record.get("id"))
+        return len(self._dicts) - 1
+
+    def _load(self, at: int) -> Raw:
+        reader = self._reader
+        if reader is None:  # pragma: no cover - every record without a reader is a dict
+            raise SessionError(f"record {at} is not loaded")
+        data = reader.read(self._offsets[at], self._lengths[at])
+        try:
+            record = loads(data)
+        except ValueError:
+            record = None
+        if record.__class__ is not dict or record.get("id") != self._ids[at]:
+            raise SessionError(
+                f"{reader.path} changed on disk since it was opened (line {self.line(at)} no longer "
+                "holds the entry read there); reopen the session")
+        return record
+
+    def close(self) -> None:
+        if self._reader is not None:
+            self._reader.close()
+
+
+__all__ = ["Diagnostic", "FileReader", "RecordStore", "Scan", "scan_session_file"]

@@ -1,0 +1,144 @@
+"""Opening a file reads entries on demand: the result must be exactly what the writer held in memory.
+
+A session is built through the public API with every entry type, branches, compactions and context
+edits; the manager that wrote it (whose entries are the dicts it appended) is compared with the same
+file reopened (whose entries are scanned and read back from the file when asked for): contexts at
+every leaf, typed messages, the tree, labels, the name, raw entries. Then torn tails and a broken line
+in the middle.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pi_core import SessionManager
+from pi_core.ai.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage, Usage, UserMessage
+
+
+def _assistant(text: str, call: str | None = None) -> AssistantMessage:
+    content: list[Any] = [TextContent(text=text)]
+    if call:
+        content.append(ToolCall(id=call, name="read", arguments={"path": f"{call}.py"}))
+    return AssistantMessage(content=content, provider="p", model="m", usage=Usage(input=10, output=2),
+                            stop_reason="toolUse" if call else "stop")
+
+
+def build(directory: Path) -> tuple[SessionManager, list[str]]:
+    """A session with every entry type; returns it (still open) and the ids of some leaves."""
+    s = SessionManager.create(directory, directory)
+    s.append_message({"role": "system", "content": "", "sections": {"preamble": "be good"},
+                      "toolsAdded": [{"name": "read", "description": "r", "parameters": {}}],
+                      "timestamp": 1})
+    s.append_model_change("p", "m")
+    s.append_thinking_level_change("high")
+    first = s.append_message(UserMessage(content=[TextContent(text="hello")]))
+    leaves = []
+    for n in range(30):
+        s.append_message(_assistant(f"turn {n}", f"c{n}"))
+        s.append_message(ToolResultMessage(tool_call_id=f"c{n}", tool_name="read",
+                                           content=[TextContent(text="x" * (n * 37))]))
+        if n == 5:
+            s.append_custom_entry("plugin.state", {"n": n})
+            s.append_label_change(first, "start")
+            s.append_session_info("a name")
+            s.append_custom_message_entry("note", "remember this", display=True, details={"k": 1})
+        if n == 9:
+            failed = s.append_message(AssistantMessage(content=[], provider="p", model="m",
+                                                       stop_reason="error", error_message="boom"))
+            s.append_context_edit(failed, None)
+        if n == 12:
+            leaves.append(s.get_leaf_id())
+            s.branch(first)
+            s.append_message(_assistant("another way"))
+            leaves.append(s.get_leaf_id())
+            s.branch_with_summary(leaves[0], "tried another way")
+        if n == 20:
+            kept = s.get_raw_branch()[-6]["id"]
+            s.append_compaction("summary of the start", kept, 1234, {"readFiles": ["a"]})
+        if n == 25:
+            target = s.get_raw_branch()[-2]["id"]
+            s.append_context_edit(target, {"content": "shorter"})
+    s.append_usage("summary", "p", "m", {"input": 1, "output": 1})
+    s.append_message(_assistant("done"))
+    leaves.append(s.get_leaf_id())
+    return s, leaves
+
+
+def same_view(a: SessionManager, b: SessionManager, leaves: list[Any]) -> None:
+    assert a.raw_entries() == b.raw_entries()
+    assert a.get_leaf_id() == b.get_leaf_id()
+    assert a.get_session_name() == b.get_session_name()
+    assert [a.get_label(e["id"]) for e in a.raw_entries()] == [b.get_label(e["id"]) for e in b.raw_entries()]
+    for leaf in [*leaves, None, "no-such-entry"]:
+        ca, cb = a.build_session_context(leaf), b.build_session_context(leaf)
+        assert list(ca.raw_messages) == list(cb.raw_messages)
+        assert ca.source_ids == cb.source_ids
+        assert (ca.thinking_level, ca.model) == (cb.thinking_level, cb.model)
+        assert list(ca.messages) == list(cb.messages)
+        assert ca.to_llm() == cb.to_llm()
+    assert [n.id for n in a.get_tree()] == [n.id for n in b.get_tree()]
+    assert [e.to_json() for e in a.get_entries()] == [e.to_json() for e in b.get_entries()]
+
+
+def test_reopened_file_gives_what_the_writer_had(tmp_path: Path) -> None:
+    written, leaves = build(tmp_path)
+    reopened = SessionManager.open(written.session_file, read_only=True)
+    same_view(written, reopened, leaves)
+    assert reopened.diagnostics == []
+    written.close()
+
+
+def test_entries_are_read_only_when_asked_for(tmp_path: Path) -> None:
+    written, _ = build(tmp_path)
+    written.close()
+    reopened = SessionManager.open(written.session_file, read_only=True)
+    records = reopened._tree.records  # noqa: SLF001 - what was parsed is the point of this test
+    loaded_at_open = sum(records.is_loaded(n) for n in range(len(records)))
+    assert loaded_at_open <= 3  # the label and the session name; no message
+    context = reopened.build_session_context()
+    assert sum(records.is_loaded(n) for n in range(len(records))) < len(records) // 2
+    assert len(list(context.raw_messages)) == len(context.source_ids)
+
+
+@pytest.mark.parametrize("tail", [b'{"type":"message","id":"zz', b'{"type":"custom","customType":"x","id":"t1",'
+                                  b'"parentId":null,"timestamp":"2026-01-01T00:00:00.000Z"}', b"   "])
+def test_torn_and_unterminated_tails(tmp_path: Path, tail: bytes) -> None:
+    written, leaves = build(tmp_path)
+    written.close()
+    file = written.session_file
+    before = file.read_bytes()
+    file.write_bytes(before + tail)
+    view = SessionManager.open(file, read_only=True)
+    assert file.read_bytes() == before + tail  # a read-only view changes nothing
+    full = SessionManager.open(file)  # repairs the tail, then appends
+    same_view(view, full, leaves[:-1])
+    full.append_message(UserMessage(content=[TextContent(text="after the tail")]))
+    full.close()
+    again = SessionManager.open(file, read_only=True)
+    assert again.build_session_context().raw_messages[-1]["content"][0]["text"] == "after the tail"
+
+
+def test_a_broken_line_in_the_middle_is_skipped_and_linked_around(tmp_path: Path) -> None:
+    written, _ = build(tmp_path)
+    written.close()
+    file = written.session_file
+    lines = file.read_bytes().split(b"\n")
+    victim = next(n for n, line in enumerate(lines) if b'"turn 3"' in line)
+    broken_id = json.loads(lines[victim])["id"]
+    lines[victim] = lines[victim][:-40] + b"#broken"  # its start (type, id, parentId) survives
+    file.write_bytes(b"\n".join(lines))
+    original = file.read_bytes()
+    view = SessionManager.open(file)
+    assert [d.line for d in view.diagnostics] == [victim + 1]
+    assert "line" in view.diagnostics[0].message
+    context = view.build_session_context()
+    texts = [b.get("text") for m in context.raw_messages for b in m.get("content") or [] if isinstance(b, dict)]
+    assert "turn 2" in texts or "summary of the start" in json.dumps(list(context.raw_messages))
+    assert broken_id not in context.source_ids
+    assert view.get_raw_branch()[0]["message"]["role"] == "system"  # the path still reaches the root
+    view.close()
+    assert file.read_bytes() == original  # the bad line stays on disk untouched
