@@ -239,7 +239,8 @@ def test_running_tools_and_queue_are_live_until_done() -> None:
     render.handle(QueueUpdateEvent([], []))
     render.handle(AgentSettledEvent())
     assert render.live_rows(80) == []
-    assert sink.rows[0] == "● bash  make test" and sink.rows[-1] == "  … 14 more lines"
+    assert sink.rows[0] == "● bash  make test"  # a command shows its last lines (where the summary is)
+    assert sink.rows[1:] == ["  … 15 earlier lines (ctrl+o to expand)"] + ["  ok"] * 5
 
 
 def test_user_prompt_block_and_aborted_answer() -> None:

@@ -27,14 +27,23 @@ from typing import Any, TextIO, TypeVar
 from .commands import BUILTINS, BuiltinCommand, all_commands, parse
 from .dialogs import LineDialogs, TerminalDialogs
 from .footer import footer_rows
+from .keybindings import Keymap
 from .render import Renderer
 from .sessions import SwitchCancelled, switch_session
 from .style import ASCII_GLYPHS, Glyphs, Palette, clip, unicode_wanted
-from .terminal import TerminalOutput, install_extended_keys, keys_held_for_the_editor, set_title
+from .terminal import (
+    TerminalOutput,
+    disable_extended_keys,
+    enable_extended_keys,
+    install_extended_keys,
+    keys_held_for_the_editor,
+    set_title,
+)
 from .ui import InteractiveUI
 
 T = TypeVar("T")
 HINT_SECONDS = 2.0
+DOUBLE_ESCAPE_SECONDS = 0.5
 COMMAND_WAIT = 0.5
 """How long the editor stays away while a command runs (it comes back sooner if the command asks
 something, and later commands' output still lands in the scrollback)."""
@@ -131,6 +140,11 @@ class InteractiveApp:
         self._lines: asyncio.Queue[str | None] = asyncio.Queue()
         self._line_waiters: deque[asyncio.Future[str | None]] = deque()
         self._reading = False
+        self._last_escape = 0.0
+        self._pending_command: str | None = None
+        self._draft_after_command = ""
+        self.keymap = Keymap.load(getattr(session.host, "agent_dir", None))
+        self.renderer.hide_thinking = self._setting("hideThinkingBlock", False) is True
         self.ui = self._adopt_ui()
 
     # -- set-up --------------------------------------------------------------------------------
@@ -203,6 +217,9 @@ class InteractiveApp:
         self.renderer.scroll([p(title, "bold"), p(f"{session_label}  {p.glyphs.bullet}  /help for commands, "
                                                    "Esc interrupts, Ctrl+D exits", "gray")])
         self.renderer.gap()
+        for problem in self.keymap.errors:
+            self.renderer.notice(f"keybindings: {problem}", "warning")
+        self.keymap.errors.clear()
         if isinstance(self.output, TerminalOutput):
             self.output.flush_now()
 
@@ -223,6 +240,15 @@ class InteractiveApp:
             if isinstance(self.output, TerminalOutput):
                 await self.output.flush()
                 self.output.flush_now()
+            self._print_resume_hint()
+
+    def _print_resume_hint(self) -> None:
+        from .actions import resume_command
+
+        command = resume_command(self.session) if self.tty else None
+        if command:  # on its own line, so a triple-click selects it
+            self.stdout.write(f"{self.palette('To resume this session:', 'dim')}\n{command}\n")
+            self.stdout.flush()
 
     def _install_sigint(self) -> Callable[[], None]:
         """Ctrl+C outside the editor (a pipe, or between two prompts) interrupts a run, else exits."""
@@ -395,6 +421,173 @@ class InteractiveApp:
         self.hint, self._hint_until = text, time.monotonic() + HINT_SECONDS
         self.output.live_changed()
 
+    def key_action(self, action: str, event: Any) -> None:
+        """An application key (see :data:`.input.APP_ACTIONS`); errors become notices."""
+        handler = getattr(self, "_key_" + action.split(".", 1)[1].replace(".", "_"), None)
+        if handler is None:
+            return
+        try:
+            handler(event)
+        except Exception as exc:  # a key must never end the session
+            self.renderer.notice(f"{action} failed: {type(exc).__name__}: {exc}", "error")
+
+    def _run_command_text(self, text: str) -> None:
+        """Run a slash command as if it had been typed, keeping the editor's text."""
+        self._draft_after_command = self.editor_text()
+        self._pending_command = text
+        self._suspend_editor()
+
+    def _key_interrupt(self, event: Any) -> None:  # Escape while idle: a second one runs doubleEscapeAction
+        now = time.monotonic()
+        if event.current_buffer.text or now - self._last_escape > DOUBLE_ESCAPE_SECONDS:
+            self._last_escape = now
+            return
+        self._last_escape = 0.0
+        action = self._setting("doubleEscapeAction", "tree")
+        if action in ("tree", "fork"):
+            self._run_command_text(f"/{action}")
+
+    def _key_model_select(self, event: Any) -> None:
+        self._run_command_text("/model")
+
+    def _key_model_cycleForward(self, event: Any) -> None:
+        self._cycle_model(1)
+
+    def _key_model_cycleBackward(self, event: Any) -> None:
+        self._cycle_model(-1)
+
+    def _cycle_model(self, step: int) -> None:
+        from .actions import next_model
+
+        if self.is_working():
+            self.show_hint("The model can be changed when the agent is idle")
+            return
+        model = next_model(self.session, step)
+        if model is None:
+            self.show_hint("No other model to switch to (see /scoped-models)")
+            return
+
+        async def switch() -> None:
+            from pi_core.ai import clamp_thinking_level
+
+            await self.session.set_model(model, source="cycle")
+            level = clamp_thinking_level(model, self.session.thinking_level)
+            if level != self.session.thinking_level:
+                self.session.set_thinking_level(level)
+            self.show_hint(f"Model: {model.provider}/{model.id}" +
+                           (f" • thinking {level}" if model.reasoning else ""))
+
+        self._spawn(switch(), track=False)
+
+    def _key_thinking_cycle(self, event: Any) -> None:
+        from .actions import next_thinking_level
+
+        buffer = event.current_buffer
+        if buffer.complete_state is not None:
+            buffer.complete_previous()
+            return
+        level = next_thinking_level(self.session)
+        if level is None:
+            self.show_hint(f"{self.session.model.id} does not support thinking")
+            return
+        self.session.set_thinking_level(level)
+        self.show_hint(f"Thinking level: {level}")
+
+    def _key_thinking_toggle(self, event: Any) -> None:
+        self.renderer.hide_thinking = not self.renderer.hide_thinking
+        self.renderer.notice("Thinking blocks: " + ("hidden" if self.renderer.hide_thinking else "shown"))
+
+    def _key_tools_expand(self, event: Any) -> None:
+        self.renderer.toggle_tools_expanded()
+
+    def _key_message_copy(self, event: Any) -> None:
+        from .commands import copy_to_clipboard, last_answer
+
+        text = last_answer(self.session) or self.renderer.last_answer
+        if not text:
+            self.show_hint("There is no answer to copy yet")
+            return
+
+        async def copy() -> None:
+            how = await asyncio.to_thread(copy_to_clipboard, text)
+            self.show_hint("Copied the last answer to the clipboard" if how else "No clipboard available (try /copy)")
+
+        self._spawn(copy(), track=False)
+
+    def _key_message_dequeue(self, event: Any) -> None:
+        steering, follow_ups = self.session.clear_queue()
+        queued = [*steering, *follow_ups]
+        if not queued:
+            self.show_hint("No queued messages")
+            return
+        self._restore_into_editor(queued)
+
+    def _key_editor_external(self, event: Any) -> None:
+        from prompt_toolkit.application import run_in_terminal
+
+        from .actions import edit_externally
+
+        buffer = event.current_buffer
+        settings = getattr(self.session, "settings", None)
+
+        def edit() -> None:
+            disable_extended_keys(self.stdout)
+            try:
+                result = edit_externally(buffer.text, settings)
+            finally:
+                enable_extended_keys(self.stdout)
+            if result is not None:
+                buffer.text, buffer.cursor_position = result, len(result)
+
+        run_in_terminal(edit, in_executor=False)
+
+    def _key_clipboard_pasteImage(self, event: Any) -> None:
+        from .actions import paste_from_clipboard
+
+        buffer = event.current_buffer
+
+        async def paste() -> None:
+            try:
+                got = await asyncio.to_thread(paste_from_clipboard)
+            except OSError as exc:
+                self.renderer.notice(f"Failed to paste from the clipboard: {exc}", "error")
+                return
+            if got is None:
+                self.show_hint("Nothing to paste from the clipboard")
+                return
+            kind, text = got
+            before = buffer.document.char_before_cursor
+            after = buffer.document.current_char
+            lead = " " if kind != "text" and before and not before.isspace() else ""
+            trail = " " if kind != "text" and after and not after.isspace() else ""
+            buffer.insert_text(f"{lead}{text}{trail}")
+
+        self._spawn(paste(), track=False)
+
+    def _key_suspend(self, event: Any) -> None:
+        disable_extended_keys(self.stdout)
+        try:
+            event.app.suspend_to_background()
+        finally:
+            enable_extended_keys(self.stdout)
+
+    def _key_session_new(self, event: Any) -> None:
+        self._run_command_text("/new")
+
+    def _key_session_tree(self, event: Any) -> None:
+        self._run_command_text("/tree")
+
+    def _key_session_fork(self, event: Any) -> None:
+        self._run_command_text("/fork")
+
+    def _key_session_resume(self, event: Any) -> None:
+        self._run_command_text("/resume")
+
+    def _setting(self, key: str, default: Any) -> Any:
+        settings = getattr(self.session, "settings", None)
+        value = settings.get(key, default) if settings is not None and hasattr(settings, "get") else default
+        return default if value is None else value
+
     # -- the DialogHost side of InteractiveUI ----------------------------------------------------
 
     async def exclusive(self, run: Callable[[], Awaitable[T]]) -> T:
@@ -455,12 +648,14 @@ class InteractiveApp:
         install_extended_keys()
         completer = PiCompleter(lambda: all_commands(self.session), self.session.cwd)
         self._editor = build_prompt(self, message=self._live_region, footer=self._footer, completer=completer,
-                                    history=history_for(Path(self.session.host.agent_dir)))
+                                    history=history_for(Path(self.session.host.agent_dir)), keymap=self.keymap)
         ticker = asyncio.ensure_future(self._tick())
+        enable_extended_keys(self.stdout)
         try:
             with keys_held_for_the_editor(self.stdin):
                 await self._edit_loop()
         finally:
+            disable_extended_keys(self.stdout)
             ticker.cancel()
             while self._dialogs:  # nobody will answer them now: they get their "cancel" value
                 _, future = self._dialogs.popleft()
@@ -473,6 +668,9 @@ class InteractiveApp:
                 await self._serve_dialog()
                 continue
             text = await self._edit()
+            if text is None and self._pending_command is not None:  # a key asked for a command
+                text, self._pending_command = self._pending_command, None
+                self._draft = self._draft_after_command
             if text is None:
                 continue
             kind, self._submit_kind = self._submit_kind, "enter"

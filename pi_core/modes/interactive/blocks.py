@@ -1,5 +1,6 @@
 """Compact blocks for tool calls: a header (tool name and its key arguments) and a short preview of
-the result (first lines, then "… N more lines"). Errors are red; an edit shows its diff.
+the result. A command's output shows its *last* lines (where a test summary or an error is), a
+file's its first ones; Ctrl+O shows everything. Errors are red; an edit shows its diff.
 """
 
 from __future__ import annotations
@@ -10,7 +11,11 @@ from typing import Any
 from .style import Palette, clip
 
 PREVIEW_LINES = 6
-"""Result lines shown under a finished tool call."""
+"""Result lines shown under a finished tool call (collapsed)."""
+TAIL_LINES = 5
+"""Output lines a collapsed command shows: its last ones, as pi shows them."""
+HEAD_TOOLS = frozenset({"read", "write", "ls", "find", "grep"})
+"""Tools whose result reads from the top (a file, a listing); the others show their end."""
 
 # The argument(s) that say what a call does, per built-in tool; other tools show their arguments.
 _KEY_ARGS: dict[str, tuple[str, ...]] = {
@@ -89,20 +94,37 @@ def _details(result: Any) -> Any:
 
 
 def preview(palette: Palette, tool: str, result: Any, width: int | None, *, failed: bool = False,
-            lines: int = PREVIEW_LINES) -> list[str]:
-    """Indented first lines of the result; an edit's diff when it has one."""
+            lines: int | None = None, expanded: bool = False) -> list[str]:
+    """Indented lines of the result: everything when ``expanded``; else the first lines of a file or
+    listing, the last lines of anything else (a command's output), and a row saying what is hidden."""
     details = _details(result)
     diff = details.get("diff") if isinstance(details, dict) and not failed else None
     body = diff if isinstance(diff, str) and diff else result_text(result)
     rows = body.rstrip("\n").split("\n") if body.strip() else []
-    shown = rows[:lines]
+    from_top = tool in HEAD_TOOLS or bool(diff)
+    limit = len(rows) if expanded else (lines or (PREVIEW_LINES if from_top else TAIL_LINES))
+    hidden = max(len(rows) - limit, 0)
+    shown = rows[:limit] if from_top else rows[hidden:]
     room = max((width or 10_000) - 4, 10)
     out = [f"  {_row_style(palette, clip(_untab(r), room, palette.glyphs.ellipsis), failed, bool(diff))}"
            for r in shown]
-    if len(rows) > lines:
-        more = len(rows) - lines
-        out.append("  " + palette(f"{palette.glyphs.ellipsis} {more} more line{'s' if more != 1 else ''}", "gray"))
+    if hidden:
+        where = "more" if from_top else "earlier"
+        note = palette(f"{palette.glyphs.ellipsis} {hidden} {where} line{'s' if hidden != 1 else ''} "
+                       "(ctrl+o to expand)", "gray")
+        out = [*out, "  " + note] if from_top else ["  " + note, *out]
     return out
+
+
+def format_duration(seconds: float) -> str:
+    """``0.4s``, ``12.0s``, ``3m 5s``, ``1h 2m 3s`` (as pi writes a tool's time)."""
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    total = int(seconds)
+    minutes, rest = divmod(total, 60)
+    if minutes < 60:
+        return f"{minutes}m {rest}s"
+    return f"{minutes // 60}h {minutes % 60}m {rest}s"
 
 
 def _untab(text: str) -> str:
@@ -120,9 +142,12 @@ def _row_style(palette: Palette, row: str, failed: bool, is_diff: bool) -> str:
 
 
 def tool_block(palette: Palette, tool: str, args: dict[str, Any] | None, result: Any, width: int | None, *,
-               failed: bool = False) -> list[str]:
-    """A finished call, as printed once into the scrollback."""
-    return [header(palette, tool, args, width, failed=failed), *preview(palette, tool, result, width, failed=failed)]
+               failed: bool = False, expanded: bool = False, duration: float | None = None) -> list[str]:
+    """A finished call, as printed once into the scrollback (``duration``: "Took 4.2s")."""
+    head = header(palette, tool, args, width, failed=failed)
+    if duration is not None and duration >= 0.1:
+        head = f"{head}  {palette('Took ' + format_duration(duration), 'gray')}"
+    return [head, *preview(palette, tool, result, width, failed=failed, expanded=expanded)]
 
 
-__all__ = ["PREVIEW_LINES", "header", "preview", "result_text", "summarize_args", "tool_block"]
+__all__ = ["PREVIEW_LINES", "TAIL_LINES", "format_duration", "header", "preview", "result_text", "summarize_args", "tool_block"]

@@ -45,6 +45,7 @@ class TerminalDialogs:
         app: Application[int | None] = Application(layout=layout, key_bindings=_select_keys(state),
                                                    erase_when_done=True, full_screen=False)
         app.ttimeoutlen = 0.05
+        app.timeoutlen = 0.1  # a lone Esc cancels at once
         return await app.run_async()
 
     async def input(self, title: str, placeholder: str) -> str | None:
@@ -73,6 +74,7 @@ class TerminalDialogs:
         p = self.palette
         session: PromptSession[str] = PromptSession(erase_when_done=True, key_bindings=keys, multiline=multiline)
         session.app.ttimeoutlen = 0.05
+        session.app.timeoutlen = 0.1  # a lone Esc cancels at once
         message = ANSI(p(title, "bold") + ("\n" if multiline else ": "))
         return await session.prompt_async(message, default=prefill, placeholder=ANSI(p(placeholder, "gray")))
 

@@ -22,6 +22,8 @@ from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.styles import Style
 
+from .keybindings import Keymap, private_chars
+
 _AT_PATH = re.compile(r"(?:^|\s)@([^\s@]*)$")
 MAX_PATH_COMPLETIONS = 60
 
@@ -34,6 +36,8 @@ class Keys(Protocol):
     def interrupt(self) -> None: ...
     def ctrl_c(self, buffer: Any) -> None: ...
     def ctrl_d(self) -> None: ...
+    def key_action(self, action: str, event: KeyPressEvent) -> None:
+        """Run one of the application actions of :mod:`.keybindings` (``app.model.select``...)."""
 
 
 class PiCompleter(Completer):
@@ -89,12 +93,24 @@ def history_for(agent_dir: Path) -> History:
     return FileHistory(str(path))
 
 
-def key_bindings(keys: Keys) -> KeyBindings:
+APP_ACTIONS = ("app.model.select", "app.model.cycleForward", "app.model.cycleBackward", "app.thinking.cycle",
+               "app.thinking.toggle", "app.tools.expand", "app.message.copy", "app.message.dequeue",
+               "app.editor.external", "app.clipboard.pasteImage", "app.suspend", "app.session.new",
+               "app.session.tree", "app.session.fork", "app.session.resume")
+"""Actions the app carries out itself (:meth:`Keys.key_action`)."""
+
+
+def key_bindings(keys: Keys, keymap: Keymap | None = None) -> KeyBindings:
+    """The editor's keys, from ``keymap`` (pi's defaults plus ``keybindings.json``)."""
+    keymap = keymap or Keymap.defaults()
     bindings = KeyBindings()
     working = Condition(keys.is_working)
 
-    @bindings.add("enter")
-    def _enter(event: KeyPressEvent) -> None:
+    def bind(action: str, handler: Callable[[KeyPressEvent], None], **options: Any) -> None:
+        for sequence in keymap.sequences(action):
+            bindings.add(*sequence, **options)(handler)
+
+    def submit(event: KeyPressEvent) -> None:
         buffer = event.current_buffer
         state = buffer.complete_state
         if state is not None and state.current_completion is not None:
@@ -103,39 +119,47 @@ def key_bindings(keys: Keys) -> KeyBindings:
         keys.set_submit_kind("enter")
         buffer.validate_and_handle()
 
-    @bindings.add("escape", "enter", filter=working)
-    def _follow_up(event: KeyPressEvent) -> None:
-        keys.set_submit_kind("followUp")
-        event.current_buffer.validate_and_handle()
+    def follow_up(event: KeyPressEvent) -> None:
+        if keys.is_working():
+            keys.set_submit_kind("followUp")
+            event.current_buffer.validate_and_handle()
+        else:
+            event.current_buffer.insert_text("\n")
 
-    @bindings.add("escape", "enter", filter=~working)
-    @bindings.add("c-j")
-    def _newline(event: KeyPressEvent) -> None:
+    def newline(event: KeyPressEvent) -> None:
         event.current_buffer.insert_text("\n")
 
-    @bindings.add("escape", eager=False)
-    def _escape(event: KeyPressEvent) -> None:
+    def escape(event: KeyPressEvent) -> None:
         buffer = event.current_buffer
         if buffer.complete_state is not None:
             buffer.cancel_completion()
         elif keys.is_working():
             keys.interrupt()
+        else:
+            keys.key_action("app.interrupt", event)
 
-    @bindings.add("c-c")
-    def _ctrl_c(event: KeyPressEvent) -> None:
-        keys.ctrl_c(event.current_buffer)
-
-    @bindings.add("c-d")
-    def _ctrl_d(event: KeyPressEvent) -> None:
+    def ctrl_d(event: KeyPressEvent) -> None:
         buffer = event.current_buffer
         if buffer.text:
             buffer.delete()
         else:
             keys.ctrl_d()
 
-    @bindings.add("c-l")
-    def _redraw(event: KeyPressEvent) -> None:  # never clear the screen (the scrollback is the transcript)
-        event.app.invalidate()
+    bind("tui.input.submit", submit)
+    bind("app.message.followUp", follow_up)
+    bind("tui.input.newLine", newline)
+    bind("app.interrupt", escape, eager=False)
+    bind("app.clear", lambda event: keys.ctrl_c(event.current_buffer))
+    bind("app.exit", ctrl_d)
+    bind("tui.editor.historyPrevious", lambda event: event.current_buffer.history_backward())
+    bind("tui.editor.historyNext", lambda event: event.current_buffer.history_forward())
+    for action in APP_ACTIONS:  # eager: Ctrl+X must not wait for prompt_toolkit's Ctrl+X chords
+        bind(action, lambda event, action=action: keys.key_action(action, event), eager=True)
+
+    bound = {sequence for action in keymap.bindings for sequence in keymap.sequences(action)}
+    for char in private_chars():  # an extended key no action uses is not typed into the editor
+        if (char,) not in bound:
+            bindings.add(char)(lambda event: None)
 
     return bindings
 
@@ -152,15 +176,16 @@ STYLE = Style.from_dict({
 
 
 def build_prompt(keys: Keys, *, message: Callable[[], Any], footer: Callable[[], Any],
-                 completer: Completer, history: History) -> PromptSession[str]:
+                 completer: Completer, history: History, keymap: Keymap | None = None) -> PromptSession[str]:
     """The main editor line. ``message`` draws the live region above it, ``footer`` the rows below."""
     session: PromptSession[str] = PromptSession(
         message=message, multiline=True, prompt_continuation=lambda width, line, wrap: " " * width,
         bottom_toolbar=footer, completer=completer, complete_while_typing=True, history=history,
-        key_bindings=key_bindings(keys), erase_when_done=True, reserve_space_for_menu=6, style=STYLE,
+        key_bindings=key_bindings(keys, keymap), erase_when_done=True, reserve_space_for_menu=6, style=STYLE,
         include_default_pygments_style=False, enable_suspend=True,
     )
     session.app.ttimeoutlen = 0.05  # Esc is answered at once (Alt+key sequences arrive in one read)
+    session.app.timeoutlen = 0.1  # ...and so is a lone Esc, which also starts Alt+key bindings
     return session
 
 

@@ -149,6 +149,12 @@ class Renderer:
         self._pending_calls: list[str] = []
         self._last_row: str | None = None
         self._last_kind = ""
+        self.hide_thinking = False
+        """``hideThinkingBlock`` / Ctrl+T: thinking shows as one "Thinking…" row instead of its text."""
+        self.expand_tools = False
+        """Ctrl+O: tool results are printed whole instead of a few lines."""
+        self._hidden_thinking: tuple[int, int] | None = None
+        self._recent_tools: list[tuple[str, dict[str, Any], Any, bool, float | None]] = []
 
     # -- scrollback helpers --------------------------------------------------------------------
 
@@ -239,7 +245,8 @@ class Renderer:
     def _on_tool_execution_end(self, event: Any) -> None:
         tool = self.running.pop(event.tool_call_id, None)
         args = tool.args if tool else {}
-        self.tool_block(event.tool_name, args, event.result, failed=bool(event.is_error))
+        duration = time.monotonic() - tool.started if tool else None
+        self.tool_block(event.tool_name, args, event.result, failed=bool(event.is_error), duration=duration)
         self.out.live_changed()
 
     def _on_queue_update(self, event: Any) -> None:
@@ -271,6 +278,7 @@ class Renderer:
 
     def user_block(self, text: str) -> None:
         self._end_stream()
+        self._recent_tools = []
         self.gap()
         width = self.width()
         rows: list[str] = []
@@ -280,11 +288,29 @@ class Renderer:
         self.scroll([f"{marker if i == 0 else ' '} {self.palette(r, 'bold')}" for i, r in enumerate(rows)])
         self.gap()
 
-    def tool_block(self, name: str, args: dict[str, Any], result: Any, *, failed: bool) -> None:
+    def tool_block(self, name: str, args: dict[str, Any], result: Any, *, failed: bool,
+                   duration: float | None = None) -> None:
         self._end_stream()
         if self._last_kind != "tool":
             self.gap()
-        self.scroll(blocks.tool_block(self.palette, name, args, result, self.width(), failed=failed), "tool")
+        self._recent_tools = [*self._recent_tools[-19:], (name, args, result, failed, duration)]
+        self.scroll(blocks.tool_block(self.palette, name, args, result, self.width(), failed=failed,
+                                      expanded=self.expand_tools, duration=duration), "tool")
+
+    def toggle_tools_expanded(self) -> None:
+        """Ctrl+O. The scrollback is printed once, so expanding prints the tool calls since the last
+        prompt again, whole; later calls follow the new setting."""
+        self.expand_tools = not self.expand_tools
+        if not self.expand_tools:
+            self.notice("Tool output: collapsed (Ctrl+O expands)")
+            return
+        recent = [t for t in self._recent_tools if not _fits(t[2])]
+        self.notice("Tool output: expanded" + (" — the recent calls in full:" if recent else ""))
+        for name, args, result, failed, duration in recent:
+            self._last_kind = ""
+            self.scroll(blocks.tool_block(self.palette, name, args, result, self.width(), failed=failed,
+                                          expanded=True, duration=duration), "tool")
+        self._recent_tools = []
 
     def bash_block(self, message: Any) -> None:
         result = {"content": [{"type": "text", "text": message.output}]}
@@ -324,6 +350,14 @@ class Renderer:
             progress.consumed = 0
 
     def _feed(self, kind: str, text: str) -> None:
+        if kind == "thinking" and self.hide_thinking:
+            marker = (id(self._progress), self._progress.index if self._progress else 0)
+            if self._hidden_thinking != marker and text.strip():
+                self._hidden_thinking = marker
+                self._end_stream()
+                self.gap()
+                self.scroll([self.palette(f"Thinking{self.palette.glyphs.ellipsis}", "dim", "italic")])
+            return
         stream = self._stream
         if stream is None or stream.kind != kind:
             self._end_stream()
@@ -408,7 +442,9 @@ class Renderer:
             self._on_message_end(_Event(message))
         elif role == "toolResult":
             call = calls.get(message.tool_call_id)
-            self.tool_block(message.tool_name, getattr(call, "arguments", {}), message, failed=message.is_error)
+            ms = getattr(message, "duration_ms", None)
+            self.tool_block(message.tool_name, getattr(call, "arguments", {}), message, failed=message.is_error,
+                            duration=ms / 1000 if ms else None)
         elif role in ("compactionSummary", "branchSummary"):
             self.notice(f"[{role}] {clip(' '.join(message.summary.split()), 200)}")
         else:
@@ -418,6 +454,12 @@ class Renderer:
 @dataclass
 class _Event:
     message: Any
+
+
+def _fits(result: Any) -> bool:
+    """Whether a collapsed preview already showed the whole result."""
+    text = blocks.result_text(result).rstrip("\n")
+    return text.count("\n") + 1 <= blocks.TAIL_LINES
 
 
 def _content_text(content: Any) -> str:

@@ -71,17 +71,47 @@ class TerminalOutput:
             self.stream.flush()
 
 
+ENABLE_EXTENDED_KEYS = "\x1b[>1u\x1b[>4;2m"
+"""Ask the terminal to report modified keys unambiguously: the kitty keyboard protocol (flag 1,
+"disambiguate") and xterm's ``modifyOtherKeys`` level 2 (xterm, tmux with ``extended-keys``). A
+terminal that knows neither ignores both."""
+DISABLE_EXTENDED_KEYS = "\x1b[<u\x1b[>4;0m"
+
+
 def install_extended_keys() -> None:
-    """Teach prompt_toolkit the sequences terminals with extended key reporting send for Shift+Enter
-    and Alt+Enter (xterm ``modifyOtherKeys`` and the kitty protocol). Shift+Enter becomes Ctrl+J (a new
-    line); Alt+Enter becomes Esc, Enter."""
+    """Teach prompt_toolkit the sequences terminals send with extended key reporting on (kitty's
+    ``CSI code;mods u`` and xterm's ``CSI 27;mods;code ~``): Shift+Enter, Ctrl+Shift+letter, Alt+Enter,
+    and the plain Ctrl keys in their new spelling. Keys without a legacy form become the private
+    characters the keymap binds (see :mod:`.keybindings`)."""
     from prompt_toolkit.input.ansi_escape_sequences import ANSI_SEQUENCES
     from prompt_toolkit.keys import Keys
 
-    for sequence in ("\x1b[13;2u", "\x1b[27;2;13~"):
-        ANSI_SEQUENCES.setdefault(sequence, Keys.ControlJ)
-    for sequence in ("\x1b[13;3u", "\x1b[27;3;13~"):
-        ANSI_SEQUENCES.setdefault(sequence, (Keys.Escape, Keys.ControlM))
+    from .keybindings import extended_sequences
+
+    for sequence, keys in extended_sequences().items():
+        ANSI_SEQUENCES[sequence] = tuple(_pt_key(k) for k in keys) if len(keys) > 1 else _pt_key(keys[0])
+    for flags in range(32):  # the terminal's answer to a kitty protocol query is not a key
+        ANSI_SEQUENCES[f"\x1b[?{flags}u"] = Keys.Ignore
+
+
+def _pt_key(name: str) -> Any:
+    from prompt_toolkit.keys import Keys
+
+    try:
+        return Keys(name)
+    except ValueError:
+        return name
+
+
+def enable_extended_keys(stream: TextIO) -> None:
+    stream.write(ENABLE_EXTENDED_KEYS)
+    stream.flush()
+
+
+def disable_extended_keys(stream: TextIO) -> None:
+    with contextlib.suppress(OSError, ValueError):
+        stream.write(DISABLE_EXTENDED_KEYS)
+        stream.flush()
 
 
 def set_title(stream: TextIO, title: str) -> None:
@@ -124,4 +154,5 @@ def keys_held_for_the_editor(stream: TextIO) -> Iterator[None]:
             termios.tcsetattr(fd, termios.TCSANOW, before)
 
 
-__all__ = ["FLUSH_INTERVAL", "TerminalOutput", "install_extended_keys", "keys_held_for_the_editor", "set_title"]
+__all__ = ["FLUSH_INTERVAL", "TerminalOutput", "disable_extended_keys", "enable_extended_keys", "install_extended_keys",
+           "keys_held_for_the_editor", "set_title"]
