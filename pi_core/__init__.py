@@ -25,6 +25,7 @@ _EXPORTS: dict[str, str] = {
     "Toolset": "pi_core.extensions.contributions",
     "PluginHost": "pi_core.extensions.manager",
     "build_plugin_host": "pi_core.extensions.manager",
+    "is_project_trusted": "pi_core.extensions.trust",
     # --- hook events and decisions ----------------------------------------------------------
     "AfterToolCallEvent": "pi_core.events",
     "AgentEndEvent": "pi_core.events",
@@ -67,6 +68,7 @@ _EXPORTS: dict[str, str] = {
     "ToolCapabilities": "pi_core.agent.tools",
     "ToolContext": "pi_core.agent.tools",
     "ToolError": "pi_core.agent.tools",
+    "ToolNamespace": "pi_core.agent.tools",
     "ToolResult": "pi_core.agent.tools",
     "resolve_tool_path": "pi_core.agent.paths",
     # --- tool helpers (truncation, processes, matching) ---------------------------------------
@@ -228,7 +230,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
     from .agent.paths import resolve_tool_path
-    from .agent.tools import Tool, ToolCapabilities, ToolContext, ToolError, ToolResult
+    from .agent.tools import Tool, ToolCapabilities, ToolContext, ToolError, ToolNamespace, ToolResult
     from .ai.abort import AbortController, AbortSignal
     from .ai.types import (
         AssistantMessage,
@@ -247,6 +249,7 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
     from .extensions.contributions import CliCommand, Command, Flag, Toolset
     from .extensions.manager import PluginHost, build_plugin_host
     from .extensions.markers import hookimpl
+    from .extensions.trust import is_project_trusted
     from .runtime.events import (
         AgentSettledEvent,
         AutoRetryEndEvent,

@@ -8,10 +8,10 @@ whose text is the exception message, so the model can react instead of the run c
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, Literal, Union
 
 from ..ai.abort import AbortSignal
 from ..ai.types import ImageContent, TextContent, ToolDeclaration
@@ -105,6 +105,25 @@ class ToolContext:
 
 ExecuteFn = Callable[[dict[str, Any], ToolContext], Union[Awaitable[ToolResult], ToolResult]]
 
+Exposure = Literal["direct", "deferred", "hidden", "model-only"]
+ReachesTools = Callable[[dict[str, Any]], Union[Sequence[str], Literal["all"]]]
+
+
+@dataclass(frozen=True)
+class ToolNamespace:
+    """A group of tools (the tools of one MCP server): tool search ranks by it, codemode lists by it.
+
+    :param name: e.g. ``mcp__docs``.
+    :param aliases: other names that find it (``describeNamespace("docs")``).
+    :param description: one line on what the group offers.
+    :param instructions: longer usage notes (an MCP server's instructions).
+    """
+
+    name: str
+    aliases: tuple[str, ...] = ()
+    description: str | None = None
+    instructions: str | None = None
+
 
 @dataclass
 class Tool:
@@ -120,6 +139,18 @@ class Tool:
         covered by the "other tools may be available" line.
     :param prompt_guidelines: rules added to the system prompt while the tool is active.
     :param prepare_arguments: a shim run on raw arguments before validation (legacy shapes).
+    :param exposure: how the model reaches the tool. ``direct``: declared while active (the default).
+        ``deferred``: not declared; reached through tools that reach other tools (``codemode``
+        scripts call it, ``tool_search`` activates it). ``hidden``: registered but unreachable.
+        ``model-only``: declared while active, never called from other tools (codemode itself).
+    :param namespace: the group the tool belongs to (:class:`ToolNamespace`), for search and listings.
+    :param output_schema: JSON Schema of ``structured_content``; codemode scripts then receive that
+        value instead of the text.
+    :param annotations: behaviour hints as MCP names them (``readOnlyHint``, ``destructiveHint``,
+        ``idempotentHint``, ``openWorldHint``), for permission policies.
+    :param reaches_tools: for a tool that calls other tools: ``(arguments) -> names or "all"``, the
+        words of the call that may name tools (plugins that provide tools late, such as MCP, get
+        those ready before the call runs).
     """
 
     name: str
@@ -131,6 +162,11 @@ class Tool:
     prompt_snippet: str | None = None
     prompt_guidelines: list[str] = field(default_factory=list)
     prepare_arguments: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    exposure: Exposure = "direct"
+    namespace: ToolNamespace | None = None
+    output_schema: dict[str, Any] | None = None
+    annotations: dict[str, bool] = field(default_factory=dict)
+    reaches_tools: ReachesTools | None = None
 
     def declaration(self) -> ToolDeclaration:
         return ToolDeclaration(name=self.name, description=self.description, parameters=self.parameters)
@@ -147,11 +183,14 @@ class Tool:
 
 __all__ = [
     "ExecuteFn",
+    "Exposure",
+    "ReachesTools",
     "Tool",
     "ToolCapabilities",
     "ToolContent",
     "ToolContext",
     "ToolError",
+    "ToolNamespace",
     "ToolResult",
     "UpdateCallback",
 ]

@@ -150,7 +150,8 @@ class ExtensionContext:
         return self._require().get_all_tools()
 
     def register_tool(self, tool: Tool, *, replaces: str | None = None) -> None:
-        """Register (and activate) a tool discovered at run time."""
+        """Register a tool discovered at run time; it is activated unless its ``exposure`` is
+        ``deferred`` or ``hidden`` (those are reached through ``codemode`` and ``tool_search``)."""
         self._require().register_tool(tool, replaces=replaces)
 
     def send_message(

@@ -104,4 +104,17 @@ class TrustStore:
                 lock.rmdir()
 
 
-__all__ = ["TRUST_GATED", "TrustStore", "TrustStoreError", "canonical", "has_trust_inputs"]
+def is_project_trusted(cwd: Path, agent_dir: Path | None = None) -> bool | None:
+    """The remembered decision for ``cwd`` (``None``: undecided, or the store cannot be read).
+
+    For code that runs without a session, such as a plugin's ``pi`` sub-command; inside a session the
+    decision of this run (``--approve`` included) is ``ctx.is_project_trusted()``."""
+    from ..paths import agent_dir as default_agent_dir
+
+    try:
+        return TrustStore(agent_dir or default_agent_dir()).get(Path(cwd))
+    except TrustStoreError:
+        return None
+
+
+__all__ = ["TRUST_GATED", "TrustStore", "TrustStoreError", "canonical", "has_trust_inputs", "is_project_trusted"]

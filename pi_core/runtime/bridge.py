@@ -56,7 +56,8 @@ class PluginBridge:
         return list(self._s.host.tools)
 
     def register_tool(self, tool: Tool, *, replaces: str | None = None) -> None:
-        if self._s.host.tools.add(tool, "runtime", replaces=replaces):
+        # deferred and hidden tools are registered without being declared to the model
+        if self._s.host.tools.add(tool, "runtime", replaces=replaces) and tool.exposure in ("direct", "model-only"):
             self._s.set_active_tools([*self._s.active_tool_names(), tool.name])
 
     # -- messages and entries ----------------------------------------------------------------------
