@@ -31,6 +31,7 @@ BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
     ("anthropic", "plugins.providers.anthropic"),
     ("openai-responses", "plugins.providers.openai_responses"),
     ("google", "plugins.providers.google"),
+    ("mcp", "plugins.mcp"),
 )
 
 

@@ -1,0 +1,164 @@
+"""MCP servers as pi tools: ``mcp.json`` in pi's format, ``pi mcp``, ``/mcp`` and ``--no-mcp``.
+
+Servers from ``~/.pi/agent/mcp.json`` and a trusted project's ``.pi/mcp.json`` connect in the background
+when a session starts; their tools become ``mcp__<server>__<tool>``. Nothing of the MCP SDK is imported
+unless a server is enabled (this module imports only the standard library and ``pi_core``).
+Disable the plugin like any other: ``PI_DISABLE_PLUGINS=mcp``, or ``--no-mcp`` for one run.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+from pi_core import CliCommand, Command, Flag, hookimpl
+
+_managers: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+MAX_SECTION_CHARS = 4096
+MAX_DESCRIPTION_CHARS = 250
+
+
+def manager_for(ctx: Any) -> Any:
+    """The session's :class:`plugins.mcp.manager.McpManager`, or ``None`` (no servers, ``--no-mcp``)."""
+    try:
+        return _managers.get(ctx)
+    except TypeError:  # hooks called without a session (ctx None) have no servers
+        return None
+
+
+@hookimpl
+def register_flags(register: Any) -> None:
+    register(Flag("no-mcp", bool, False, "Disable MCP for this run: no servers connect, no MCP tools, no /mcp."))
+
+
+@hookimpl
+def register_cli_commands(register: Any) -> None:
+    import typer
+
+    def mcp(ctx: typer.Context) -> None:
+        from pathlib import Path
+
+        from .cli import run
+
+        raise typer.Exit(run(list(ctx.args), Path.cwd()))
+
+    mcp.__annotations__ = {"ctx": typer.Context, "return": None}  # typer reads them; this module defers them
+    register(CliCommand("mcp", mcp, "Add, remove and check MCP servers (pi mcp --help).",
+                        extra={"context_settings": {"allow_extra_args": True, "ignore_unknown_options": True},
+                               "add_help_option": False}))
+
+
+@hookimpl
+def register_commands(register: Any) -> None:
+    register(Command("mcp", _mcp_command, "MCP servers: status, reconnect, enable, disable, exposure"))
+
+
+@hookimpl
+def session_start(event: Any, ctx: Any) -> None:
+    if ctx is None or ctx.get_flag("no-mcp") or manager_for(ctx) is not None:
+        return
+    from pathlib import Path
+
+    from pi_core import agent_dir, is_project_trusted
+
+    project_file = Path(ctx.cwd) / ".pi" / "mcp.json"
+    if not (agent_dir() / "mcp.json").exists() and not project_file.exists():
+        return  # the common case costs two stat calls
+    from .config import load_config
+
+    trusted_check = getattr(ctx, "is_project_trusted", None)
+    trusted = trusted_check() if callable(trusted_check) else is_project_trusted(ctx.cwd) is True
+    loaded = load_config(agent_dir(), ctx.cwd, project_trusted=bool(trusted))
+    if not loaded.servers and not loaded.errors:
+        return
+    from .manager import McpManager
+
+    manager = McpManager(ctx, loaded.servers, errors=loaded.errors,
+                         auto_enable_codemode=loaded.auto_enable_codemode is not False)
+    _managers[ctx] = manager
+    manager.start()
+
+
+@hookimpl
+async def before_agent_start(event: Any, ctx: Any) -> None:
+    manager = manager_for(ctx)
+    if manager is None:
+        return
+    await manager.wait_for_direct()
+    section = servers_section(manager)
+    if section:
+        event.system_prompt = f"{event.system_prompt}\n\n<mcp_servers>\n{section}\n</mcp_servers>"
+
+
+@hookimpl
+async def before_tool_call(event: Any, ctx: Any) -> None:
+    """Before a call, wait for the servers it needs: an MCP tool's own server; for a tool that reaches
+    other tools (codemode, tool_search), the servers its arguments name, or all of them."""
+    manager = manager_for(ctx)
+    tool = getattr(event, "tool", None)
+    if manager is None or tool is None:
+        return
+    if tool.reaches_tools is not None:
+        await manager.wait_for(manager.reached(tool.reaches_tools(event.arguments)))
+    elif tool.name in manager.owners:
+        await manager.wait_for([manager.find(manager.owners[tool.name].split("\0", 1)[0])])
+
+
+@hookimpl
+async def session_shutdown(event: Any, ctx: Any) -> None:
+    manager = manager_for(ctx)
+    if manager is not None:
+        del _managers[ctx]
+        await manager.close()
+
+
+async def _mcp_command(args: str, ctx: Any) -> None:
+    manager = manager_for(ctx)
+    words = args.split()
+    if manager is None:
+        await ctx.ui.notify("No MCP servers configured (or MCP is off for this run)." if not ctx.get_flag("no-mcp")
+                            else "MCP is off for this run (--no-mcp).", "info")
+        return
+    if not words:
+        await manager.wait_for(manager.servers)
+        await ctx.ui.notify("\n".join(manager.status_lines()), "info")
+        return
+    await ctx.ui.notify("Usage: /mcp", "warning")
+
+
+def servers_section(manager: Any) -> str | None:
+    """The ``mcp_servers`` section: enabled servers whose tools are not declared to the model, how their
+    tools are reached, and one line on each (the configured description, else the server's instructions)."""
+    from .config import namespace
+    from .naming import server_summary
+
+    listed = sorted((s for s in manager.servers if s.entry.enabled and s.entry.exposures() & {"codemode", "deferred"}),
+                    key=lambda s: s.name)
+    if not listed:
+        return None
+    reaches = ["codemode" if "codemode" in s.entry.exposures() else "tool_search" for s in listed]
+    intro = "MCP servers whose tools are not declared to you."
+    if "codemode" in reaches:
+        intro += " Call the tools of `codemode` servers from codemode scripts."
+    if "tool_search" in reaches:
+        intro += " Load the tools of `tool_search` servers with `tool_search`."
+    heads = [f"- {namespace(s.name)} ({reach})" for s, reach in zip(listed, reaches)]
+
+    def omitted(count: int) -> list[str]:
+        return [f"- … {count} more server{'' if count == 1 else 's'}; find their tools with searchTools()"] if count else []
+
+    def size(kept: int) -> int:
+        return len("\n".join([intro, *heads[:kept], *omitted(len(listed) - kept)]))
+
+    kept = len(listed)
+    while kept > 0 and size(kept) > MAX_SECTION_CHARS:
+        kept -= 1
+    per_server = min(MAX_DESCRIPTION_CHARS, (MAX_SECTION_CHARS - size(kept)) // kept - 2) if kept else 0
+    lines = []
+    for server, head in zip(listed[:kept], heads):
+        instructions = server.connection.instructions if server.connection is not None else None
+        summary = server_summary(server.entry.config.get("description"), instructions) if per_server > 0 else ""
+        if len(summary) > per_server:
+            summary = summary[:per_server - 1].rstrip() + "…"
+        lines.append(f"{head}: {summary}" if summary else head)
+    return "\n".join([intro, *lines, *omitted(len(listed) - kept)])

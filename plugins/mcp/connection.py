@@ -1,0 +1,371 @@
+"""One MCP server connection, on the official MCP SDK (``mcp``): stdio or streamable HTTP.
+
+This module imports the SDK, so it is imported only once a server is configured (see
+:mod:`plugins.mcp.manager`). The SDK's transports and session are async context managers that must be
+entered and left in one task, so each connection runs in a task of its own; calls are made from any
+task. The connection notices a server that went away (its output ended), reports it as disconnected
+and connects again on the next call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+import httpx
+from mcp import ClientSession, StdioServerParameters, types
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import McpError
+from mcp.types import CONNECTION_CLOSED
+
+from pi_core import __version__
+
+from .config import ConfigValueError, ServerEntry, expand_home, resolve_map
+from .log import ServerLog, StderrTail
+
+T = TypeVar("T")
+GUARD = Path(__file__).with_name("_guard.py")
+OnChange = Callable[["Connection"], None]
+
+
+class ServerCallError(Exception):
+    """A call failed for a reason of the server or the connection (not an MCP error result)."""
+
+
+class Connection:
+    """A server's connection state, tools and calls. ``state`` is ``connecting``, ``connected``,
+    ``failed``, ``disconnected``, ``needs-auth`` or ``closed``."""
+
+    def __init__(self, entry: ServerEntry, cwd: Path, log: ServerLog, *, on_change: OnChange,
+                 on_tools: OnChange) -> None:
+        self.entry = entry
+        self.cwd = Path(cwd)
+        self.log = log
+        self.on_change = on_change
+        self.on_tools = on_tools
+        self.state = "connecting"
+        self.error: str | None = None
+        self.tools: list[types.Tool] = []
+        self.instructions: str | None = None
+        self.has_resources = False
+        self._session: ClientSession | None = None
+        self._opening: asyncio.Future[ClientSession] | None = None
+        self._runner: asyncio.Task[None] | None = None
+        self._stop: asyncio.Event | None = None
+        self._gone = asyncio.Event()
+        """Set when the current connection ended; calls still waiting then fail at once."""
+        self._closed = False
+        self._stderr = StderrTail()
+        self._stderr_readers: set[Any] = set()
+        self._stderr_done = asyncio.Event()
+
+    @property
+    def name(self) -> str:
+        return self.entry.name
+
+    @property
+    def timeout(self) -> float:
+        return self.entry.timeout
+
+    # -- connecting ----------------------------------------------------------------------------
+
+    async def client(self) -> ClientSession:
+        """The connected session; connects (once, for every caller) when there is none."""
+        if self._closed:
+            raise ServerCallError(f'MCP server "{self.name}" is shut down')
+        if self._session is not None:
+            return self._session
+        if self._opening is None:
+            self._gone = asyncio.Event()
+            loop = asyncio.get_running_loop()
+            self._opening = loop.create_future()
+            self._stop = asyncio.Event()
+            self._runner = asyncio.create_task(self._serve(self._opening, self._stop), name=f"mcp:{self.name}")
+        return await asyncio.shield(self._opening)
+
+    async def _serve(self, ready: asyncio.Future[ClientSession], stop: asyncio.Event) -> None:
+        self._set_state("connecting")
+        self._stderr.clear()
+        session: ClientSession | None = None
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                read, write = await self._transport(stack)
+                tasks = await stack.enter_async_context(anyio.create_task_group())
+                stack.callback(tasks.cancel_scope.cancel)
+                read = self._watch(read, tasks, stop)
+                session = await stack.enter_async_context(ClientSession(
+                    read, write, logging_callback=self._on_log, message_handler=self._on_message,
+                    list_roots_callback=self._roots, client_info=types.Implementation(name="pi", version=__version__)))
+                with anyio.fail_after(self.timeout):
+                    init = await session.initialize()
+                    tools = await _all_tools(session) if init.capabilities.tools is not None else []
+                self.tools = tools
+                self.instructions = (init.instructions or "").strip() or None
+                self.has_resources = init.capabilities.resources is not None
+                self._session = session
+                self.error = None
+                self._set_state("connected")
+                self.on_tools(self)
+                ready.set_result(session)
+                await stop.wait()
+        except BaseException as exc:  # noqa: BLE001 - every failure is the connection's state
+            self._failed(ready, exc)
+            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                raise
+        finally:
+            self._session = None
+            self._gone.set()
+            if self._opening is ready:
+                self._opening = None
+            if self.state == "connected":
+                self._set_state("closed" if self._closed else "disconnected",
+                                None if self._closed else _with_tail("Connection closed", self._stderr.text()))
+
+    def _failed(self, ready: asyncio.Future[ClientSession], exc: BaseException) -> None:
+        if ready.done():
+            return
+        message = _describe(exc, self.timeout)
+        self._set_state("closed" if self._closed else "failed", _with_tail(message, self._stderr.text()))
+        ready.set_exception(ServerCallError(f'MCP server "{self.name}" failed to connect: {self.error}'))
+
+    async def _transport(self, stack: contextlib.AsyncExitStack) -> tuple[Any, Any]:
+        config = self.entry.config
+        where = f'MCP server "{self.name}"'
+        try:
+            if self.entry.is_http:
+                headers = resolve_map(config.get("headers"), f"{where} header")
+            else:
+                env = resolve_map(config.get("env"), f"{where} env")
+        except ConfigValueError as exc:
+            raise ServerCallError(str(exc)) from exc
+        if self.entry.is_http:
+            http = await stack.enter_async_context(httpx.AsyncClient(
+                headers=headers, follow_redirects=True, timeout=httpx.Timeout(self.timeout, read=300)))
+            read, write, _ = await stack.enter_async_context(streamable_http_client(config["url"], http_client=http))
+            return read, write
+        command = [expand_home(config["command"]), *(expand_home(a) for a in config.get("args", []))]
+        if os.name == "posix":
+            command = [sys.executable, "-I", "-S", str(GUARD), *command]
+        params = StdioServerParameters(command=command[0], args=command[1:], env={**os.environ, **env},
+                                       cwd=str((self.cwd / expand_home(config.get("cwd", "."))).resolve()))
+        errlog = await self._stderr_pipe(stack)
+        with errlog:
+            streams = await stack.enter_async_context(stdio_client(params, errlog=errlog))
+        return streams
+
+    async def _stderr_pipe(self, stack: contextlib.AsyncExitStack) -> Any:
+        """The write end for the server's stderr; lines read from the other end go to mcp.log."""
+        read_fd, write_fd = os.pipe()
+        loop = asyncio.get_running_loop()
+        reader = _StderrReader(self)
+        self._stderr_done = reader.done
+        transport, _ = await loop.connect_read_pipe(lambda: reader, os.fdopen(read_fd, "rb", buffering=0))
+        # Read until the end of the pipe (the server's last words explain a crash); close() ends it.
+        self._stderr_readers.add(transport)
+        return os.fdopen(write_fd, "w")
+
+    def _watch(self, read: Any, tasks: Any, stop: asyncio.Event) -> Any:
+        """Forward the server's messages to the session; when they end, the server is gone."""
+        send, receive = anyio.create_memory_object_stream[Any](0)
+
+        async def pump() -> None:
+            async with send:
+                async for message in read:
+                    await send.send(message)
+            stop.set()
+
+        tasks.start_soon(pump)
+        return receive
+
+    # -- calls ---------------------------------------------------------------------------------
+
+    async def call_tool(self, name: str, arguments: dict[str, Any],
+                        on_progress: Callable[[float, float | None, str | None], None] | None = None
+                        ) -> types.CallToolResult:
+        """Call a tool. The time limit is the server's ``timeout``; progress notifications renew it."""
+        session = await self.client()
+        deadline = [time.monotonic() + self.timeout]
+
+        async def progress(value: float, total: float | None, message: str | None) -> None:
+            deadline[0] = time.monotonic() + self.timeout
+            if on_progress is not None:
+                on_progress(value, total, message)
+
+        call = asyncio.ensure_future(session.call_tool(name, arguments, progress_callback=progress))
+        return await self._bounded(call, f"tool {name}", deadline)
+
+    async def request(self, run: Callable[[ClientSession], Awaitable[T]], what: str) -> T:
+        """Any other request (resources), within the server's time limit."""
+        session = await self.client()
+        return await self._bounded(asyncio.ensure_future(run(session)), what, [time.monotonic() + self.timeout])
+
+    async def _bounded(self, call: asyncio.Future[T], what: str, deadline: list[float]) -> T:
+        gone = asyncio.ensure_future(self._gone.wait())
+        try:
+            while True:
+                remaining = deadline[0] - time.monotonic()
+                done, _ = await asyncio.wait({call, gone}, timeout=max(remaining, 0),
+                                             return_when=asyncio.FIRST_COMPLETED)
+                if call in done:
+                    return call.result()
+                if gone in done:
+                    call.cancel()
+                    await self._last_words()
+                    raise ServerCallError(f'MCP server "{self.name}" closed the connection during {what}'
+                                          f"{_tail_suffix(self._stderr.text())}")
+                if time.monotonic() >= deadline[0]:
+                    call.cancel()
+                    raise ServerCallError(f'MCP server "{self.name}" did not answer {what} within '
+                                          f"{self.timeout:g} s")
+        except asyncio.CancelledError:
+            call.cancel()
+            raise
+        except McpError as exc:
+            if exc.error.code == CONNECTION_CLOSED:
+                await self._last_words()
+                raise ServerCallError(f'MCP server "{self.name}" closed the connection during {what}'
+                                      f"{_tail_suffix(self._stderr.text())}") from exc
+            raise ServerCallError(f'MCP server "{self.name}": {exc.error.message}') from exc
+        finally:
+            gone.cancel()
+
+    async def _last_words(self) -> None:
+        """Give a server that went away a moment to finish its stderr (it explains the crash)."""
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self._stderr_done.wait(), 0.5)
+
+    async def refresh_tools(self) -> None:
+        session = self._session
+        if session is None:
+            return
+        try:
+            tools = await _all_tools(session)
+        except Exception as exc:  # noqa: BLE001 - a failed refresh keeps the old list
+            self.error = f"Failed to refresh tools: {_describe(exc, self.timeout)}"
+            self.on_change(self)
+            return
+        if self._session is session:
+            self.tools = tools
+            self.on_tools(self)
+
+    async def reconnect(self) -> None:
+        await self._shutdown()
+        self._closed = False
+        await self.client()
+
+    async def close(self) -> None:
+        """Stop the server (stdin closed, then its process group signalled) and wait until it is gone."""
+        self._closed = True
+        await self._shutdown()
+        for reader in self._stderr_readers:
+            reader.close()
+        self._stderr_readers.clear()
+        self._set_state("closed")
+
+    async def _shutdown(self) -> None:
+        if self._stop is not None:
+            self._stop.set()
+        runner = self._runner
+        if runner is not None and not runner.done():
+            with contextlib.suppress(BaseException):
+                await runner
+
+    # -- callbacks -----------------------------------------------------------------------------
+
+    async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
+        self.log.write(self.name, params.level, params.data, params.logger)
+
+    async def _on_message(self, message: Any) -> None:
+        root = getattr(message, "root", None)
+        if isinstance(root, types.ToolListChangedNotification):
+            asyncio.get_running_loop().create_task(self.refresh_tools())
+
+    async def _roots(self, context: Any) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=[types.Root(uri=self.cwd.resolve().as_uri(), name=self.cwd.name)])  # type: ignore[arg-type]
+
+    def stderr_line(self, line: str) -> None:
+        self._stderr.add(line)
+        self.log.write(self.name, "stderr", line)
+
+    def _set_state(self, state: str, error: str | None = None) -> None:
+        self.state = state
+        if error is not None or state in ("connected", "connecting"):
+            self.error = error
+        self.on_change(self)
+
+
+class _StderrReader(asyncio.Protocol):
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+        self.buffer = b""
+        self.done = asyncio.Event()
+        self.transport: Any = None
+
+    def connection_made(self, transport: Any) -> None:
+        self.transport = transport
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.done.set()
+        self.connection._stderr_readers.discard(self.transport)
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        *lines, self.buffer = self.buffer.split(b"\n")
+        for line in lines:
+            self.connection.stderr_line(line.decode("utf-8", "replace") + "\n")
+
+    def eof_received(self) -> bool | None:
+        if self.buffer:
+            self.connection.stderr_line(self.buffer.decode("utf-8", "replace") + "\n")
+            self.buffer = b""
+        return None
+
+
+async def _all_tools(session: ClientSession) -> list[types.Tool]:
+    tools: list[types.Tool] = []
+    cursor: str | None = None
+    for _ in range(100):  # a server that pages forever must not hang the connection
+        page = await session.list_tools(params=types.PaginatedRequestParams(cursor=cursor) if cursor else None)
+        tools.extend(page.tools)
+        cursor = page.nextCursor
+        if not cursor:
+            break
+    return tools
+
+
+def _describe(exc: BaseException, timeout: float) -> str:
+    if isinstance(exc, BaseExceptionGroup):
+        inner = [e for e in exc.exceptions if not isinstance(e, asyncio.CancelledError)]
+        if inner:
+            return _describe(inner[0], timeout)
+    if isinstance(exc, TimeoutError):
+        return f"no answer to initialize within {timeout:g} s"
+    if isinstance(exc, McpError):
+        return exc.error.message
+    if isinstance(exc, httpx.HTTPStatusError):
+        return f"HTTP {exc.response.status_code} from {exc.request.url}"
+    if isinstance(exc, httpx.HTTPError):
+        return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    if isinstance(exc, asyncio.CancelledError):
+        return "connection cancelled"
+    return str(exc) or type(exc).__name__
+
+
+def _with_tail(message: str, tail: str) -> str:
+    return f"{message}\n{tail}" if tail else message
+
+
+def _tail_suffix(tail: str) -> str:
+    return f"\n{tail}" if tail else ""
+
+
+__all__ = ["Connection", "ServerCallError"]

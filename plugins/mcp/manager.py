@@ -1,0 +1,328 @@
+"""A session's MCP servers: connecting them in the background, their tools, their state.
+
+The SDK is imported only here, lazily, in a worker thread, once a server is enabled: a session without
+servers never loads it, and ``pi -p`` does not wait for it. Tools are registered as
+``mcp__<server>__<tool>`` through ``ctx.register_tool``; their ``exposure`` decides whether the model sees
+them (``direct``), reaches them through ``codemode``/``tool_search`` (``deferred``) or not at all.
+A tool object stays registered for the session; when its server changes or withdraws it, the object is
+updated in place (a withdrawn tool becomes ``hidden``), so every name keeps meaning one server tool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from pi_core import Tool, ToolCapabilities, ToolNamespace, ToolResult, agent_dir
+
+from .config import ServerEntry, namespace
+from .log import ServerLog
+from .naming import tool_name
+
+CODEMODE, TOOL_SEARCH = "codemode", "tool_search"
+STARTUP_WAIT_SECONDS = 10.0
+CONTENT_BLOCK_SCHEMA = {
+    "type": "object",
+    "properties": {"type": {"enum": ["text", "image", "audio", "resource_link", "resource"]},
+                   "text": {"type": "string"}, "data": {"type": "string"}, "mimeType": {"type": "string"}},
+    "required": ["type"], "additionalProperties": True,
+}
+
+
+def result_schema(structured: dict[str, Any] | None) -> dict[str, Any]:
+    """What codemode scripts receive from an MCP tool: the whole ``CallToolResult``."""
+    return {"type": "object", "properties": {
+        "content": {"type": "array", "items": CONTENT_BLOCK_SCHEMA},
+        "structuredContent": structured or {}, "isError": {"type": "boolean"}},
+        "required": ["content"], "additionalProperties": True}
+
+
+def tool_exposure(mcp_exposure: str) -> str:
+    """``codemode`` and ``deferred`` MCP tools are both deferred tools: not declared to the model."""
+    return "deferred" if mcp_exposure in ("codemode", "deferred") else mcp_exposure
+
+
+class Server:
+    """A configured server and, once started, its connection."""
+
+    def __init__(self, entry: ServerEntry) -> None:
+        self.entry = entry
+        self.connection: Any = None
+        self.ready: asyncio.Future[None] | None = None
+        self.tools: dict[str, str] = {}
+        """pi tool name -> the server's tool name, for the tools it offers now."""
+
+    @property
+    def name(self) -> str:
+        return self.entry.name
+
+    def state(self) -> str:
+        if not self.entry.enabled:
+            return "disabled"
+        if self.connection is None:
+            return "starting"
+        return str(self.connection.state)
+
+    def describe(self) -> str:
+        state = self.state()
+        if state == "connected":
+            count = len(self.connection.tools)
+            resources = " · resources" if self.connection.has_resources else ""
+            return f"connected · {count} tool{'' if count == 1 else 's'}{resources}"
+        if state in ("failed", "disconnected") and self.connection.error:
+            return f"{state}: {self.connection.error.splitlines()[0]}"
+        return {"connecting": "connecting…", "needs-auth": "needs sign-in"}.get(state, state)
+
+
+class McpManager:
+    def __init__(self, ctx: Any, entries: Iterable[ServerEntry], *, errors: list[str],
+                 auto_enable_codemode: bool = True, log_path: Path | None = None) -> None:
+        self.ctx = ctx
+        self.cwd = Path(ctx.cwd)
+        self.servers = [Server(entry) for entry in entries]
+        self.errors = errors
+        self.auto_enable_codemode = auto_enable_codemode
+        self.log = ServerLog(log_path or agent_dir() / "mcp.log")
+        self.tools: dict[str, Tool] = {}
+        self.owners: dict[str, str] = {}
+        """pi tool name -> ``<server>\\0<tool>``: a name never changes owner within a session."""
+        self.waited_for_startup = False
+        self.warned_unreachable = False
+        self._closed = False
+        self._module: Any = None
+        self._started: asyncio.Task[None] | None = None
+
+    def find(self, name: str) -> Server | None:
+        return next((s for s in self.servers if s.name == name), None)
+
+    # -- starting ------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Connect every enabled server in the background."""
+        self.ensure_reachable()
+        enabled = [s for s in self.servers if s.entry.enabled]
+        for server in enabled:
+            server.ready = asyncio.get_running_loop().create_future()
+        if enabled:
+            self._started = asyncio.ensure_future(self._start_all(enabled))
+
+    async def _start_all(self, servers: list[Server]) -> None:
+        try:
+            await asyncio.sleep(0)  # let the caller's start-up go first
+            self._module = await asyncio.to_thread(importlib.import_module, "plugins.mcp.connection")
+        except Exception as exc:  # noqa: BLE001 - reported, never fatal
+            for server in servers:
+                _settle(server.ready)
+            await self._notify(f"MCP failed to load: {type(exc).__name__}: {exc}", "error")
+            return
+        await asyncio.gather(*(self._connect(server) for server in servers))
+        await self.report_problems()
+
+    async def _connect(self, server: Server) -> None:
+        if self._closed:
+            _settle(server.ready)
+            return
+        if server.connection is None:
+            server.connection = self._module.Connection(server.entry, self.cwd, self.log,
+                                                        on_change=lambda c: None, on_tools=self._on_tools)
+        try:
+            await server.connection.client()
+        except Exception:  # noqa: BLE001 - the state says why
+            pass
+        finally:
+            _settle(server.ready)
+
+    async def wait_for(self, servers: Iterable[Server], timeout: float | None = None) -> bool:
+        """Wait until these servers connected or failed; ``False`` when ``timeout`` ran out first."""
+        pending = [s.ready for s in servers if s.entry.enabled and s.ready is not None and not s.ready.done()]
+        if not pending:
+            return True
+        done, _ = await asyncio.wait(pending, timeout=timeout)
+        return len(done) == len(pending)
+
+    async def wait_for_direct(self) -> None:
+        """The first prompt waits (up to 10 s) for servers with ``direct`` tools: its request declares them."""
+        if self.waited_for_startup:
+            return
+        self.waited_for_startup = True
+        direct = [s for s in self.servers if "direct" in s.entry.exposures()]
+        if not await self.wait_for(direct, STARTUP_WAIT_SECONDS):
+            await self._notify("MCP servers are still connecting; their tools become available once connected.")
+
+    def reached(self, reach: Any) -> list[Server]:
+        """The servers a call that reaches ``reach`` (``"all"`` or words of its arguments) needs."""
+        if reach == "all":
+            return list(self.servers)
+        words = [str(w) for w in reach or ()]
+        return [s for s in self.servers if any(namespace(s.name) in w for w in words)]
+
+    # -- tools ---------------------------------------------------------------------------------
+
+    def _on_tools(self, connection: Any) -> None:
+        server = self.find(connection.name)
+        if server is None or self._closed:
+            return
+        offered = [t.name for t in connection.tools]
+        plain = [tool_name(server.name, t) for t in dict.fromkeys(offered)]
+        current: dict[str, str] = {}
+        for mcp_tool in connection.tools:
+            owner = f"{server.name}\0{mcp_tool.name}"
+            name = tool_name(server.name, mcp_tool.name, lambda candidate: (
+                self.owners.get(candidate, owner) != owner or candidate in current or plain.count(candidate) > 1))
+            self.owners[name] = owner
+            current[name] = mcp_tool.name
+            self._register(server, name, mcp_tool, connection)
+        for gone in set(server.tools) - set(current):
+            self._hide(gone)
+        server.tools = current
+        self.ensure_reachable()
+
+    def _register(self, server: Server, name: str, mcp_tool: Any, connection: Any) -> None:
+        exposure = server.entry.tool_exposure(mcp_tool.name)
+        hints = mcp_tool.annotations.model_dump(exclude_none=True) if mcp_tool.annotations else {}
+        annotations = {k: v for k, v in hints.items() if k.endswith("Hint") and isinstance(v, bool)}
+        read_only = annotations.get("readOnlyHint") is True
+        description = (mcp_tool.description or "").strip() or mcp_tool.title or hints.get("title") or \
+            f"MCP tool {mcp_tool.name} from server {server.name}"
+        schema = dict(mcp_tool.inputSchema or {})
+        schema.setdefault("type", "object")
+        schema.setdefault("properties", {})
+        fields = dict(
+            description=description, parameters=schema, label=f"{server.name}/{mcp_tool.name}",
+            exposure=tool_exposure(exposure), namespace=ToolNamespace(
+                namespace(server.name), (server.name,), (server.entry.config.get("description") or "").strip() or None,
+                connection.instructions),
+            output_schema=result_schema(mcp_tool.outputSchema), annotations=annotations,
+            capabilities=ToolCapabilities(reads=read_only, writes=not read_only or annotations.get("destructiveHint") is True,
+                                          network=annotations.get("openWorldHint") is True, concurrency_safe=read_only))
+        tool = self.tools.get(name)
+        if tool is not None:
+            was_direct = tool.exposure == "direct"
+            for key, value in fields.items():
+                setattr(tool, key, value)
+            if tool.exposure == "direct" and not was_direct:
+                self._activate([name])
+            return
+        tool = Tool(name=name, execute=self._executor(server.name, name), **fields)  # type: ignore[arg-type]
+        self.tools[name] = tool
+        self.ctx.register_tool(tool)
+
+    def _hide(self, name: str) -> None:
+        tool = self.tools.get(name)
+        if tool is None:
+            return
+        tool.exposure = "hidden"
+        active = self.ctx.get_active_tools()
+        if name in active:
+            self.ctx.set_active_tools([n for n in active if n != name])
+
+    def _activate(self, names: list[str]) -> None:
+        active = self.ctx.get_active_tools()
+        missing = [n for n in names if n not in active]
+        if missing:
+            self.ctx.set_active_tools([*active, *missing])
+
+    def _executor(self, server_name: str, name: str) -> Any:
+        async def execute(params: dict[str, Any], tool_ctx: Any) -> ToolResult:
+            return await self.call(server_name, name, params, tool_ctx)
+
+        return execute
+
+    async def call(self, server_name: str, name: str, params: dict[str, Any], tool_ctx: Any) -> ToolResult:
+        from pi_core import ToolError
+
+        server = self.find(server_name)
+        if server is None or not server.entry.enabled:
+            raise ToolError(f'MCP server "{server_name}" is disabled.')
+        if server.connection is None:
+            await self.wait_for([server])
+        if server.connection is None:
+            raise ToolError(f'MCP server "{server_name}" is still starting.')
+        remote = server.tools.get(name) or self.owners.get(name, "\0").split("\0", 1)[1]
+        if self.tools[name].exposure == "hidden":
+            raise ToolError(f'MCP tool "{server_name}/{remote}" is no longer available.')
+
+        def progress(value: float, total: float | None, message: str | None) -> None:
+            text = message or f"Progress {value:g}" + (f"/{total:g}" if total is not None else "")
+            tool_ctx.update(ToolResult.text(text, details={"server": server_name, "tool": remote}))
+
+        try:
+            result = await server.connection.call_tool(remote, params, progress)
+        except self._module.ServerCallError as exc:
+            raise ToolError(str(exc), details={"server": server_name, "tool": remote}) from exc
+        from .convert import convert_result
+
+        return convert_result(server_name, remote, result.model_dump(mode="json", by_alias=True, exclude_none=True),
+                              readable_resources=server.connection.has_resources)
+
+    # -- reaching deferred tools ---------------------------------------------------------------
+
+    def ensure_reachable(self) -> None:
+        """Activate ``codemode`` for ``codemode`` servers (unless ``autoEnableCodemode`` is false) and
+        ``tool_search`` for ``deferred`` ones; warn once when their tools cannot be reached at all."""
+        exposures = {e for s in self.servers if s.entry.enabled for e in s.entry.exposures()}
+        wants = []
+        if "codemode" in exposures and self.auto_enable_codemode:
+            wants.append(CODEMODE)
+        if "deferred" in exposures:
+            wants.append(TOOL_SEARCH)
+        if not exposures & {"codemode", "deferred"}:
+            return
+        registered = {t.name: t for t in self.ctx.get_all_tools()}
+        reaching = [n for n in wants if n in registered and registered[n].reaches_tools is not None]
+        self._activate(reaching)
+        active = self.ctx.get_active_tools()
+        if any(n in active and n in registered and registered[n].reaches_tools is not None
+               for n in (CODEMODE, TOOL_SEARCH)) or self.warned_unreachable:
+            return
+        self.warned_unreachable = True
+        reason = " (autoEnableCodemode is false)" if "codemode" in exposures and not self.auto_enable_codemode else ""
+        self._notify_soon("MCP tools are only reachable from the codemode or tool_search tool, but neither is "
+                          f"active{reason}; they cannot be called.", "warning")
+
+    # -- reporting -----------------------------------------------------------------------------
+
+    async def report_problems(self, only: list[Server] | None = None) -> None:
+        lines = [] if only else [f"config: {e}" for e in self.errors]
+        for server in only or self.servers:
+            if server.state() in ("failed", "needs-auth"):
+                lines.append(f"{server.name}: {server.describe()}")
+        if lines and not self._closed:
+            body = "\n".join(f"  {line}" for line in lines)
+            await self._notify(f"MCP servers need attention:\n{body}\nRun /mcp to fix.", "warning")
+
+    async def _notify(self, message: str, level: str = "info") -> None:
+        try:
+            await self.ctx.ui.notify(message, level)
+        except Exception:  # noqa: BLE001 - a closed UI must not break the background start
+            pass
+
+    def _notify_soon(self, message: str, level: str) -> None:
+        try:
+            asyncio.get_running_loop().create_task(self._notify(message, level))
+        except RuntimeError:
+            pass
+
+    def status_lines(self) -> list[str]:
+        lines = [f"{s.name}: {s.describe()} ({s.entry.exposure}, {s.entry.override and 'project override' or s.entry.scope})"
+                 for s in sorted(self.servers, key=lambda s: s.name)]
+        lines += [f"config error: {e}" for e in self.errors]
+        return lines or ["No MCP servers configured."]
+
+    # -- stopping ------------------------------------------------------------------------------
+
+    async def close(self) -> None:
+        self._closed = True
+        if self._started is not None and not self._started.done():
+            self._started.cancel()
+            await asyncio.gather(self._started, return_exceptions=True)
+        await asyncio.gather(*(s.connection.close() for s in self.servers if s.connection is not None),
+                             return_exceptions=True)
+
+
+def _settle(future: asyncio.Future[None] | None) -> None:
+    if future is not None and not future.done():
+        future.set_result(None)

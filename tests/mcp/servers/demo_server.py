@@ -1,0 +1,111 @@
+"""A real MCP server for the tests, written with the SDK's server API (FastMCP).
+
+``python demo_server.py [--http PORT] [--hang] [--stubborn] [--instructions TEXT]``: stdio by default,
+streamable HTTP on 127.0.0.1 with ``--http``. ``--hang`` never answers (it reads nothing);
+``--stubborn`` starts a child that ignores the end of stdin and SIGTERM (for orphan checks).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import os
+import subprocess
+import sys
+import time
+
+from mcp.server.fastmcp import Context, FastMCP
+from mcp.types import ImageContent, TextContent, ToolAnnotations
+
+PNG = base64.b64encode(bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360000002000154a24f0e0000000049454e44ae426082")).decode()
+
+
+def build(instructions: str | None) -> FastMCP:
+    server = FastMCP("demo", instructions=instructions)
+
+    @server.tool(description="Echo the given text back, prefixed with 'echo:'.",
+                 annotations=ToolAnnotations(readOnlyHint=True))
+    def echo(text: str) -> str:
+        return f"echo:{text}"
+
+    @server.tool(description="Add two integers and return the sum.", annotations=ToolAnnotations(readOnlyHint=True))
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    @server.tool(description="Delete a record permanently.",
+                 annotations=ToolAnnotations(destructiveHint=True, openWorldHint=True))
+    def delete_record(record_id: str) -> str:
+        return f"deleted {record_id}"
+
+    @server.tool(description="Wait for the given seconds, reporting progress, then answer.")
+    async def slow(seconds: float, ctx: Context) -> str:
+        steps = max(1, int(seconds / 0.2))
+        for step in range(steps):
+            await ctx.report_progress(step, steps)
+            await asyncio.sleep(seconds / steps)
+        return f"slept {seconds}"
+
+    @server.tool(description="Wait for the given seconds without reporting progress, then answer.")
+    async def stall(seconds: float) -> str:
+        await asyncio.sleep(seconds)
+        return f"stalled {seconds}"
+
+    @server.tool(description="Crash the server process in the middle of the call.")
+    def crash() -> str:
+        sys.stderr.write("demo server: crashing on purpose\n")
+        sys.stderr.flush()
+        os._exit(3)
+
+    @server.tool(description="Return a very large text result of the given size in kilobytes.")
+    def huge(kilobytes: int) -> str:
+        line = "0123456789abcdef" * 4 + "\n"
+        return (line * (kilobytes * 1024 // len(line) + 1))[: kilobytes * 1024]
+
+    @server.tool(description="Return a tiny PNG image with a caption.")
+    def picture() -> list[TextContent | ImageContent]:
+        return [TextContent(type="text", text="a red dot"), ImageContent(type="image", data=PNG, mimeType="image/png")]
+
+    @server.tool(description="Fail with an error result.")
+    def fail(reason: str) -> str:
+        raise ValueError(f"failed because {reason}")
+
+    @server.tool(description="Report the server process id and its environment variable DEMO_VALUE.")
+    def whoami() -> str:
+        return f"pid={os.getpid()} pgid={os.getpgrp()} DEMO_VALUE={os.environ.get('DEMO_VALUE', '')} cwd={os.getcwd()}"
+
+    @server.resource("demo://readme", name="readme", description="The demo README", mime_type="text/plain")
+    def readme() -> str:
+        return "Demo server README: tools echo and add."
+
+    return server
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--http", type=int)
+    parser.add_argument("--hang", action="store_true")
+    parser.add_argument("--stubborn", action="store_true")
+    parser.add_argument("--instructions")
+    args = parser.parse_args()
+    sys.stderr.write(f"demo server starting (pid {os.getpid()})\n")
+    sys.stderr.flush()
+    if args.hang:
+        while True:
+            time.sleep(60)
+    if args.stubborn:
+        subprocess.Popen([sys.executable, "-c", "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+                          "while True: time.sleep(1)"], stdin=subprocess.DEVNULL)
+    server = build(args.instructions)
+    if args.http:
+        server.settings.host, server.settings.port = "127.0.0.1", args.http
+        server.settings.log_level = "WARNING"
+        server.run("streamable-http")
+    else:
+        server.run("stdio")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,173 @@
+"""Servers that hang, crash or flood; where their stderr goes; no process outlives pi."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from conftest import model_args, run_pi, stdio_server, tool_results, write_mcp
+from fake_openai import FakeOpenAI, write_agent_dir
+
+
+def events(stdout: str, kind: str) -> list[dict]:
+    return [e for e in map(json.loads, stdout.splitlines()) if e.get("type") == kind]
+
+
+def group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def server_pids(log: Path) -> list[int]:
+    return [int(p) for p in re.findall(r"demo server starting \(pid (\d+)\)", log.read_text())] if log.exists() else []
+
+
+def test_a_server_that_crashes_mid_call_is_reported_and_restarted_on_the_next_call(ws: Path, tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    write_mcp(agent, {"demo": stdio_server(exposure="direct")})
+    turns = [{"tool_calls": [{"id": "c1", "name": "mcp__demo__crash", "arguments": {}}]},
+             {"tool_calls": [{"id": "c2", "name": "mcp__demo__echo", "arguments": {"text": "back"}}]},
+             {"text": "done"}]
+    with FakeOpenAI(turns) as server:
+        write_agent_dir(agent, server.base_url)
+        result = run_pi(ws, agent, *model_args(), "-p", "go")
+    assert result.returncode == 0, result.stderr
+    crashed = tool_results(server.requests[1])[0]["content"]
+    assert 'MCP server "demo" closed the connection' in crashed and "crashing on purpose" in crashed
+    assert tool_results(server.requests[2])[-1]["content"] == "echo:back"
+    assert len(server_pids(agent / "mcp.log")) == 2  # started, crashed, started again
+
+
+def test_a_hanging_server_times_out_and_does_not_hold_up_the_run(ws: Path, tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    write_mcp(agent, {"stuck": stdio_server("--hang", exposure="direct", timeout=1),
+                      "demo": stdio_server(exposure="direct")})
+    turns = [{"tool_calls": [{"id": "c1", "name": "mcp__demo__echo", "arguments": {"text": "x"}}]}, {"text": "ok"}]
+    with FakeOpenAI(turns) as server:
+        write_agent_dir(agent, server.base_url)
+        started = time.monotonic()
+        result = run_pi(ws, agent, *model_args(), "-p", "go")
+        elapsed = time.monotonic() - started
+    assert result.returncode == 0, result.stderr
+    assert tool_results(server.requests[1])[0]["content"] == "echo:x"
+    assert elapsed < 20  # the 1 s connect limit, not the 10 s start-up wait or the 60 s default
+    names = [t["function"]["name"] for t in server.requests[0]["body"]["tools"]]
+    assert not [n for n in names if n.startswith("mcp__stuck__")]
+
+
+def test_a_silent_call_times_out_and_progress_renews_the_limit(ws: Path, tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    write_mcp(agent, {"demo": stdio_server(exposure="direct", timeout=1)})
+    turns = [{"tool_calls": [{"id": "c1", "name": "mcp__demo__stall", "arguments": {"seconds": 5}}]},
+             {"tool_calls": [{"id": "c2", "name": "mcp__demo__slow", "arguments": {"seconds": 2.5}}]},
+             {"text": "ok"}]
+    with FakeOpenAI(turns) as server:
+        write_agent_dir(agent, server.base_url)
+        result = run_pi(ws, agent, *model_args(), "-p", "go")
+    assert result.returncode == 0, result.stderr
+    assert tool_results(server.requests[1])[-1]["content"] == 'MCP server "demo" did not answer tool stall within 1 s'
+    assert tool_results(server.requests[2])[-1]["content"] == "slept 2.5"
+
+
+def test_a_huge_result_is_cut_in_the_middle_and_saved_whole(ws: Path, tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    write_mcp(agent, {"demo": stdio_server(exposure="direct")})
+    turns = [{"tool_calls": [{"id": "c1", "name": "mcp__demo__huge", "arguments": {"kilobytes": 2048}}]},
+             {"text": "ok"}]
+    with FakeOpenAI(turns) as server:
+        write_agent_dir(agent, server.base_url)
+        result = run_pi(ws, agent, *model_args(), "-p", "go")
+    assert result.returncode == 0, result.stderr
+    text = tool_results(server.requests[1])[0]["content"]
+    assert len(text.encode()) < 22 * 1024
+    assert "chars truncated…" in text and text.startswith("Warning: truncated output")
+    saved = re.search(r"\[Full output: (\S+) ", text).group(1)
+    assert Path(saved).stat().st_size == 2048 * 1024
+    Path(saved).unlink()
+
+
+def test_server_stderr_goes_to_mcp_log_not_to_the_terminal(ws: Path, tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    write_mcp(agent, {"demo": stdio_server(exposure="direct")})
+    with FakeOpenAI([{"text": "hello"}]) as server:
+        write_agent_dir(agent, server.base_url)
+        result = run_pi(ws, agent, *model_args(), "-p", "hi")
+    assert result.returncode == 0
+    assert "demo server starting" not in result.stdout + result.stderr
+    assert re.search(r"^\S+Z \[demo\] stderr demo server starting \(pid \d+\)$", (agent / "mcp.log").read_text(), re.M)
+
+
+def test_every_server_process_is_gone_after_pi_exits(ws: Path, tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    write_mcp(agent, {"demo": stdio_server("--stubborn", exposure="direct")})
+    with FakeOpenAI([{"text": "bye"}]) as server:
+        write_agent_dir(agent, server.base_url)
+        result = run_pi(ws, agent, *model_args(), "-p", "hi")
+    assert result.returncode == 0, result.stderr
+    groups = [os.getpgid(pid) for pid in server_pids(agent / "mcp.log") if _exists(pid)]
+    pids = server_pids(agent / "mcp.log")
+    assert pids
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(_exists(pid) for pid in pids):
+        time.sleep(0.1)
+    assert not any(_exists(pid) for pid in pids) and not any(group_alive(g) for g in groups)
+
+
+def test_no_orphans_after_kill_9_of_pi(ws: Path, tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    write_mcp(agent, {"demo": stdio_server("--stubborn", exposure="direct")})
+    with FakeOpenAI([]) as server:
+        write_agent_dir(agent, server.base_url)
+        pi = subprocess.Popen([sys.executable, "-m", "pi_core", *model_args(), "--mode", "rpc"], cwd=ws,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                              env={**os.environ, "PI_CODING_AGENT_DIR": str(agent)})
+        try:
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and not server_pids(agent / "mcp.log"):
+                time.sleep(0.1)
+            pid = server_pids(agent / "mcp.log")[0]
+            pgid = os.getpgid(pid)
+            assert pgid != os.getpgid(pi.pid)  # the server runs in a process group of its own
+            members = _group_members(pgid)
+            assert len(members) >= 3  # guard, server, the server's stubborn child
+            os.kill(pi.pid, signal.SIGKILL)
+            pi.wait(timeout=10)
+            deadline = time.monotonic() + 15
+            while time.monotonic() < deadline and group_alive(pgid):
+                time.sleep(0.1)
+            assert not group_alive(pgid), _group_members(pgid)
+        finally:
+            if pi.poll() is None:
+                pi.kill()
+                pi.wait()
+
+
+def _exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}/stat").exists() and " Z " not in Path(f"/proc/{pid}/stat").read_text()
+
+
+def _group_members(pgid: int) -> list[int]:
+    members = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            members.append(int(stat.parent.name))
+    return members

@@ -1,0 +1,96 @@
+"""MCP tools end to end: ``pi -p`` against a fake model, with real SDK servers over stdio and HTTP."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import HttpServer, model_args, run_pi, stdio_server, tool_names, tool_results, write_mcp
+from fake_openai import FakeOpenAI, write_agent_dir
+
+
+def call(name: str, arguments: dict, call_id: str = "call_1") -> dict:
+    return {"tool_calls": [{"id": call_id, "name": name, "arguments": arguments}]}
+
+
+def test_a_direct_stdio_tool_is_declared_called_and_its_result_reaches_the_next_request(ws: Path, tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    write_mcp(agent, {"demo": stdio_server(exposure="direct")})
+    turns = [call("mcp__demo__echo", {"text": "hi there"}), {"text": "done"}]
+    with FakeOpenAI(turns) as server:
+        write_agent_dir(agent, server.base_url)
+        result = run_pi(ws, agent, *model_args(), "-p", "use echo")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "done"
+    first, second = server.requests
+    declared = tool_names(first)
+    assert "mcp__demo__echo" in declared and "mcp__demo__add" in declared
+    echo = next(t for t in first["body"]["tools"] if t["function"]["name"] == "mcp__demo__echo")["function"]
+    assert echo["description"] == "Echo the given text back, prefixed with 'echo:'."
+    assert echo["parameters"]["properties"]["text"]["type"] == "string"
+    assert [m["content"] for m in tool_results(second)] == ["echo:hi there"]
+
+
+def test_an_http_server_with_a_bearer_token_from_the_environment(ws: Path, tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    with HttpServer() as http:
+        write_mcp(agent, {"web": {"url": http.url, "headers": {"Authorization": "Bearer ${DEMO_TOKEN}"},
+                                  "exposure": "direct"}})
+        turns = [call("mcp__web__add", {"a": 2, "b": 40}), {"text": "ok"}]
+        with FakeOpenAI(turns) as server:
+            write_agent_dir(agent, server.base_url)
+            result = run_pi(ws, agent, *model_args(), "-p", "add", env={"DEMO_TOKEN": "s3cret"})
+    assert result.returncode == 0, result.stderr
+    assert tool_results(server.requests[1])[0]["content"] == "42"
+
+
+def test_an_error_result_and_an_image_result(ws: Path, tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    write_mcp(agent, {"demo": stdio_server(exposure="direct")})
+    turns = [{"tool_calls": [{"id": "c1", "name": "mcp__demo__fail", "arguments": {"reason": "testing"}},
+                             {"id": "c2", "name": "mcp__demo__picture", "arguments": {}}]}, {"text": "ok"}]
+    with FakeOpenAI(turns) as server:
+        write_agent_dir(agent, server.base_url)
+        result = run_pi(ws, agent, *model_args(), "--mode", "json", "-p", "go")
+    assert result.returncode == 0, result.stderr
+    ends = [json.loads(line) for line in result.stdout.splitlines() if '"tool_execution_end"' in line]
+    by_id = {e["toolCallId"]: e for e in ends}
+    assert by_id["c1"]["isError"] is True
+    assert "failed because testing" in by_id["c1"]["result"]["content"][0]["text"]
+    picture = by_id["c2"]["result"]
+    assert not by_id["c2"]["isError"]
+    assert [b["type"] for b in picture["content"]] == ["text", "image"]
+    assert picture["structuredContent"]["content"][1]["mimeType"] == "image/png"
+
+
+def test_no_mcp_turns_every_server_off(ws: Path, tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    write_mcp(agent, {"demo": stdio_server(exposure="direct")})
+    with FakeOpenAI([{"text": "plain"}]) as server:
+        write_agent_dir(agent, server.base_url)
+        result = run_pi(ws, agent, *model_args(), "--no-mcp", "-p", "hi")
+    assert result.returncode == 0, result.stderr
+    assert not [n for n in tool_names(server.requests[0]) if n.startswith("mcp__")]
+    assert not (agent / "mcp.log").exists()
+
+
+def test_nothing_mcp_related_is_imported_without_servers(ws: Path, tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    with FakeOpenAI([{"text": "plain"}]) as server:
+        write_agent_dir(agent, server.base_url)
+        result = run_pi(ws, agent, *model_args(), "-p", "hi", env={"PYTHONPROFILEIMPORTTIME": "1"})
+    assert result.returncode == 0
+    imported = {line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
+    assert "pi_core.agent.loop" in imported  # the profile does list what the run imported ...
+    assert not {m for m in imported if m.split(".")[0] in ("mcp", "py_mini_racer", "mcp_types")}
+    assert not {m for m in imported if m.startswith("plugins.mcp.")}  # ... and none of the plugin's parts
+
+
+def test_the_plugin_can_be_disabled_like_any_other(ws: Path, tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    write_mcp(agent, {"demo": stdio_server(exposure="direct")})
+    with FakeOpenAI([{"text": "plain"}]) as server:
+        write_agent_dir(agent, server.base_url)
+        result = run_pi(ws, agent, *model_args(), "-p", "hi", env={"PI_DISABLE_PLUGINS": "mcp"})
+    assert result.returncode == 0, result.stderr
+    assert not [n for n in tool_names(server.requests[0]) if n.startswith("mcp__")]
