@@ -40,9 +40,14 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def run(args: list[str]) -> int:
+    import os
     from pathlib import Path
 
-    from .cli_args import DEFAULT_COMMAND, preparse, route, take_plugin_flags
+    # pi's process markers: programs run by the tools can tell they run under a coding agent.
+    os.environ["PI_CODING_AGENT"] = "true"
+    os.environ["AI_AGENT"] = "pi"
+
+    from .cli_args import DEFAULT_COMMAND, OptionShapes, preparse, route, scan_options, take_plugin_flags
     from .extensions.dispatch import StrictPluginError
     from .extensions.manager import build_plugin_host
     from .startup import startup_done
@@ -59,14 +64,29 @@ def run(args: list[str]) -> int:
     for diagnostic in host.diagnostics:
         print(f"pi: {diagnostic.message}", file=sys.stderr)
     options.plugin_flags, rest = take_plugin_flags(rest, host)
+    import typer
+
     from .cli_app import build_app
 
     app, commands = build_app(host, options)
     argv = route(rest, commands)
-    if argv[0] != DEFAULT_COMMAND:  # a sub-command (maybe a plugin's, maybe long-running): no session to wait for
+    command = typer.main.get_command(app)
+    if argv[0] == DEFAULT_COMMAND:
+        run_command = command.commands[DEFAULT_COMMAND]  # type: ignore[attr-defined]
+        wants_help, unknown = scan_options(argv[1:], OptionShapes.of(run_command.params))
+        if wants_help:
+            from .cli_help import render_help
+
+            sys.stdout.write(render_help(host))
+            return 0
+        if unknown:
+            print(f"pi: unknown option {unknown} (see pi --help; a message starting with '-' goes after --)",
+                  file=sys.stderr)
+            return 2
+    else:  # a sub-command (maybe a plugin's, maybe long-running): no session to wait for
         startup_done()
     try:
-        app(args=argv, prog_name="pi", standalone_mode=True)
+        command(args=argv, prog_name="pi", standalone_mode=True)
     except SystemExit as exc:
         return _exit_code(exc.code)
     return 0

@@ -42,48 +42,56 @@ def build_app(host: PluginHost, options: GlobalOptions) -> tuple[typer.Typer, li
 
 
 def _add_run(app: typer.Typer, host: PluginHost, options: GlobalOptions) -> None:
-    flags_help = "".join(f"\n\n  --{f.name}{' VALUE' if f.type is str else ''}  {f.help} (plugin flag)"
-                         for f in host.flags)
-    commands_help = ", ".join(BUILTIN_COMMANDS + tuple(host.cli_commands.names()))
-    @app.command(name=DEFAULT_COMMAND, epilog=f"Sub-commands: {commands_help}.{flags_help}")
+    @app.command(name=DEFAULT_COMMAND, add_help_option=False)
     def run(
-        messages: Annotated[Optional[list[str]], typer.Argument(
-            help="Prompts (each one is sent in turn) and @file arguments.")] = None,
-        print_mode: Annotated[bool, Opt("--print", "-p", help="Print the final answer and exit.")] = False,
-        mode: Annotated[Optional[str], Opt("--mode", help="Output: text, json (every event) or rpc.")] = None,
-        provider: Annotated[Optional[str], Opt("--provider", help="Model provider.")] = None,
-        model: Annotated[Optional[str], Opt("--model", help="Model id or provider/model (fuzzy).")] = None,
-        api_key: Annotated[Optional[str], Opt("--api-key", help="API key for this run.")] = None,
-        thinking: Annotated[Optional[str], Opt("--thinking", help="off, minimal, low, medium, high, xhigh.")] = None,
-        tools: Annotated[Optional[str], Opt("--tools", "-t", help="Active tools, comma-separated.")] = None,
-        no_tools: Annotated[bool, Opt("--no-tools", help="No tools at all.")] = False,
-        toolset: Annotated[Optional[str], Opt("--toolset", help="A named tool set (default, readonly, all, ...).")] = None,
-        continue_session: Annotated[bool, Opt("--continue", "-c", help="Continue the most recent session.")] = False,
-        resume: Annotated[bool, Opt("--resume", "-r", help="Pick a session to resume (interactive).")] = False,
-        session: Annotated[Optional[str], Opt("--session", help="Session file path or id.")] = None,
-        session_dir: Annotated[Optional[str], Opt("--session-dir", help="Where sessions are stored.")] = None,
-        no_session: Annotated[bool, Opt("--no-session", help="Do not write a session file.")] = False,
-        name: Annotated[Optional[str], Opt("--name", "-n", help="Name this session.")] = None,
-        system_prompt: Annotated[Optional[str], Opt("--system-prompt", help="Replace the system prompt (text or file).")] = None,
-        append_system_prompt: Annotated[Optional[list[str]], Opt("--append-system-prompt",
-                                                                 help="Append to the system prompt (text or file).")] = None,
-        list_models: Annotated[Optional[str], Opt("--list-models", help="List models (with a search term, or '').")] = None,
-        export: Annotated[Optional[str], Opt("--export", help="Export a session file to HTML and exit.")] = None,
-        offline: Annotated[bool, Opt("--offline", help="Accepted for pi compatibility (pi makes no start-up requests).")] = False,
+        messages: Annotated[Optional[list[str]], typer.Argument()] = None,
+        print_mode: Annotated[bool, Opt("--print", "-p")] = False,
+        mode: Annotated[Optional[str], Opt("--mode")] = None,
+        provider: Annotated[Optional[str], Opt("--provider")] = None,
+        model: Annotated[Optional[str], Opt("--model")] = None,
+        models: Annotated[Optional[str], Opt("--models")] = None,
+        api_key: Annotated[Optional[str], Opt("--api-key")] = None,
+        thinking: Annotated[Optional[str], Opt("--thinking")] = None,
+        tools: Annotated[Optional[str], Opt("--tools", "-t")] = None,
+        exclude_tools: Annotated[Optional[str], Opt("--exclude-tools", "-xt")] = None,
+        no_tools: Annotated[bool, Opt("--no-tools", "-nt")] = False,
+        no_builtin_tools: Annotated[bool, Opt("--no-builtin-tools", "-nbt")] = False,
+        toolset: Annotated[Optional[str], Opt("--toolset")] = None,
+        continue_session: Annotated[bool, Opt("--continue", "-c")] = False,
+        resume: Annotated[bool, Opt("--resume", "-r")] = False,
+        session: Annotated[Optional[str], Opt("--session")] = None,
+        session_id: Annotated[Optional[str], Opt("--session-id")] = None,
+        fork: Annotated[Optional[str], Opt("--fork")] = None,
+        session_dir: Annotated[Optional[str], Opt("--session-dir")] = None,
+        no_session: Annotated[bool, Opt("--no-session")] = False,
+        name: Annotated[Optional[str], Opt("--name", "-n")] = None,
+        system_prompt: Annotated[Optional[str], Opt("--system-prompt")] = None,
+        append_system_prompt: Annotated[Optional[list[str]], Opt("--append-system-prompt")] = None,
+        skill: Annotated[Optional[list[str]], Opt("--skill")] = None,
+        no_skills: Annotated[bool, Opt("--no-skills", "-ns")] = False,
+        prompt_template: Annotated[Optional[list[str]], Opt("--prompt-template")] = None,
+        no_prompt_templates: Annotated[bool, Opt("--no-prompt-templates", "-np")] = False,
+        no_context_files: Annotated[bool, Opt("--no-context-files", "-nc")] = False,
+        list_models: Annotated[Optional[str], Opt("--list-models")] = None,
+        export: Annotated[Optional[str], Opt("--export")] = None,
+        verbose: Annotated[bool, Opt("--verbose")] = False,
+        offline: Annotated[bool, Opt("--offline")] = False,
         approve: _Approve = False,
         no_plugins: _NoPlugins = False,
         no_extensions: _NoExtensions = False,
-        extension: Annotated[Optional[list[str]], Opt("--extension", "-e", help="Load an extension file.")] = None,
+        extension: Annotated[Optional[list[str]], Opt("--extension", "-e")] = None,
     ) -> None:
-        """Run pi on a task: `pi "task"` (interactive), `pi -p "task"` (print the answer)."""
         from .cli_run import RunOptions, run_command
 
         run_options = RunOptions(
             messages=list(messages or []), print_mode=print_mode, mode=mode, provider=provider, model=model,
-            api_key=api_key, thinking=thinking, tools=tools, no_tools=no_tools, toolset=toolset,
-            continue_session=continue_session, resume=resume, session=session, session_dir=session_dir,
-            no_session=no_session, name=name, system_prompt=system_prompt,
-            append_system_prompt=list(append_system_prompt or []), list_models=list_models, export=export)
+            models=models, api_key=api_key, thinking=thinking, tools=tools, exclude_tools=exclude_tools,
+            no_tools=no_tools, no_builtin_tools=no_builtin_tools, toolset=toolset,
+            continue_session=continue_session, resume=resume, session=session, session_id=session_id, fork=fork,
+            session_dir=session_dir, no_session=no_session, name=name, system_prompt=system_prompt,
+            append_system_prompt=list(append_system_prompt or []), skills=list(skill or []), no_skills=no_skills,
+            prompt_templates=list(prompt_template or []), no_prompt_templates=no_prompt_templates,
+            no_context_files=no_context_files, list_models=list_models, export=export, verbose=verbose)
         raise typer.Exit(run_command(run_options, host, options))
 
 
@@ -198,16 +206,18 @@ def _add_packages(app: typer.Typer, host: PluginHost) -> None:
         if any(r["error"] for r in shown):
             raise typer.Exit(1)
 
-    @app.command("remove")
     def remove(
         packages: Annotated[list[str], typer.Argument(help="Distribution names to uninstall.")],
         approve: _Approve = False,
         no_plugins: _NoPlugins = False,
         no_extensions: _NoExtensions = False,
     ) -> None:
-        """Uninstall plugin packages from pi's environment."""
+        """Uninstall plugin packages from pi's environment (`pi remove` and `pi uninstall` are one command)."""
         if plugin_install.remove(packages) != 0:
             raise typer.Exit(1)
+
+    app.command("remove")(remove)
+    app.command("uninstall")(remove)
 
     @app.command("list")
     def list_plugins(approve: _Approve = False, no_plugins: _NoPlugins = False,

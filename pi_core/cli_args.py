@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from .extensions.manager import PluginHost
 
 DEFAULT_COMMAND = "run"
-BUILTIN_COMMANDS = ("plugins", "trust", "install", "remove", "list")
+BUILTIN_COMMANDS = ("plugins", "trust", "install", "remove", "uninstall", "list")
 
 
 @dataclass
@@ -104,10 +104,51 @@ def route(args: list[str], commands: Sequence[str]) -> list[str]:
     """Insert the default command unless the first word names a sub-command."""
     if args and args[0] in commands:
         return args
-    args = _optional_values(args)
-    if args in (["--help"], ["-h"]):
-        return [DEFAULT_COMMAND, "--help"]
-    return [DEFAULT_COMMAND, *args]
+    return [DEFAULT_COMMAND, *_optional_values(args)]
 
 
-__all__ = ["BUILTIN_COMMANDS", "DEFAULT_COMMAND", "GlobalOptions", "preparse", "route", "take_plugin_flags"]
+@dataclass(frozen=True)
+class OptionShapes:
+    """The spellings of a command's options: those that take a value and those that do not."""
+
+    values: frozenset[str]
+    switches: frozenset[str]
+
+    @classmethod
+    def of(cls, params: Sequence[Any]) -> OptionShapes:
+        values: set[str] = set()
+        switches: set[str] = set()
+        for param in params:
+            opts = [*getattr(param, "opts", ()), *getattr(param, "secondary_opts", ())]
+            if getattr(param, "param_type_name", "") != "option":
+                continue
+            (switches if param.is_flag else values).update(opts)
+        return cls(frozenset(values), frozenset(switches | {"-h", "--help"}))
+
+
+def scan_options(args: Sequence[str], shapes: OptionShapes) -> tuple[bool, str | None]:
+    """Whether ``--help``/``-h`` is among the options, and the first unknown short option.
+
+    pi's rule: a single-dash word must be exactly one of its short options (``-nc``, ``-xt``, ...);
+    anything else is rejected, so ``-nc`` is never read as ``-n c`` and ``-pc`` never as ``-p -c``.
+    Values of options are skipped, and nothing after ``--`` is looked at.
+    """
+    wants_help, unknown = False, None
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            break
+        if arg in shapes.values:
+            i += 2
+            continue
+        if arg in ("-h", "--help"):
+            wants_help = True
+        elif arg.startswith("-") and not arg.startswith("--") and len(arg) > 1 and arg not in shapes.switches:
+            unknown = unknown or arg
+        i += 1
+    return wants_help, unknown
+
+
+__all__ = ["BUILTIN_COMMANDS", "DEFAULT_COMMAND", "GlobalOptions", "OptionShapes", "preparse", "route", "scan_options",
+           "take_plugin_flags"]

@@ -31,21 +31,32 @@ class RunOptions:
     mode: str | None = None
     provider: str | None = None
     model: str | None = None
+    models: str | None = None
     api_key: str | None = None
     thinking: str | None = None
     tools: str | None = None
+    exclude_tools: str | None = None
     no_tools: bool = False
+    no_builtin_tools: bool = False
     toolset: str | None = None
     continue_session: bool = False
     resume: bool = False
     session: str | None = None
+    session_id: str | None = None
+    fork: str | None = None
     session_dir: str | None = None
     no_session: bool = False
     name: str | None = None
     system_prompt: str | None = None
     append_system_prompt: list[str] = field(default_factory=list)
+    skills: list[str] = field(default_factory=list)
+    no_skills: bool = False
+    prompt_templates: list[str] = field(default_factory=list)
+    no_prompt_templates: bool = False
+    no_context_files: bool = False
     list_models: str | None = None
     export: str | None = None
+    verbose: bool = False
 
 
 def run_command(options: RunOptions, host: PluginHost, globals_: GlobalOptions) -> int:
@@ -66,7 +77,7 @@ def run_command(options: RunOptions, host: PluginHost, globals_: GlobalOptions) 
 
 
 async def _run(options: RunOptions, host: PluginHost, globals_: GlobalOptions) -> int:
-    from .sdk import SetupError, create_agent_session
+    from .sdk import ResourceOptions, SetupError, create_agent_session
     from .startup import startup_done
 
     mode = _mode(options)
@@ -77,10 +88,17 @@ async def _run(options: RunOptions, host: PluginHost, globals_: GlobalOptions) -
         prompts = ["/resume", *prompts]  # the interface opens its session picker first
     if options.thinking is not None and options.thinking not in THINKING_LEVELS:
         raise UsageError(f"--thinking must be one of {', '.join(THINKING_LEVELS)}, not {options.thinking!r}")
+    resources = ResourceOptions(
+        skill_paths=tuple(options.skills), no_skills=options.no_skills,
+        prompt_template_paths=tuple(options.prompt_templates), no_prompt_templates=options.no_prompt_templates,
+        no_context_files=options.no_context_files)
+    reported = len(host.diagnostics)
     try:
         session = await create_agent_session(
             host.cwd, host=host, model=options.model, provider=options.provider, thinking_level=options.thinking,
-            tools=_tool_names(options), toolset=options.toolset, session=_session_choice(options),
+            tools=_split(options.tools), toolset=options.toolset, exclude_tools=_split(options.exclude_tools),
+            no_tools="all" if options.no_tools else "builtin" if options.no_builtin_tools else None,
+            resources=resources, session=_session_choice(options),
             session_dir=options.session_dir, system_prompt=_text_or_file(options.system_prompt),
             append_system_prompt="\n\n".join(filter(None, map(_text_or_file, options.append_system_prompt))) or None,
             mode="tui" if mode == "interactive" else mode, flags=globals_.plugin_flags, api_key=options.api_key,
@@ -88,6 +106,9 @@ async def _run(options: RunOptions, host: PluginHost, globals_: GlobalOptions) -
         )
     except SetupError as exc:
         raise RunError(str(exc)) from exc
+    finally:
+        for diagnostic in host.diagnostics[reported:]:
+            print(f"pi: {diagnostic.message}", file=sys.stderr)
     startup_done()
     if options.name:
         session.set_session_name(options.name)
@@ -142,13 +163,12 @@ def _prompts(options: RunOptions, mode: str) -> tuple[list[str], list[Any]]:
         if files:
             raise RunError("@file arguments cannot be used in RPC mode")
         return [], []
-    if mode != "interactive" and not sys.stdin.isatty():
-        piped = sys.stdin.read().strip()
-        if piped:
-            messages = [f"{messages[0]}\n\n{piped}" if messages else piped, *messages[1:]]
+    piped = sys.stdin.read().strip() if mode != "interactive" and not sys.stdin.isatty() else ""
     prefix, images = _file_arguments(files)
-    if prefix:
-        messages = [prefix + (messages[0] if messages else ""), *messages[1:]]
+    # pi's rule: piped text, then the @file text, then the first message, joined as they are.
+    first = piped + prefix + (messages[0] if messages else "")
+    if first:
+        messages = [first, *messages[1:]]
     return messages, images
 
 
@@ -177,22 +197,78 @@ def _file_arguments(files: list[str]) -> tuple[str, list[Any]]:
     return text, images
 
 
-def _tool_names(options: RunOptions) -> list[str] | None:
-    if options.no_tools:
-        return []
-    if options.tools is None:
+def _split(value: str | None) -> list[str] | None:
+    """A comma-separated option as a list (``None`` when the option was not given)."""
+    if value is None:
         return None
-    return [t.strip() for t in options.tools.split(",") if t.strip()]
+    return [t.strip() for t in value.split(",") if t.strip()]
 
 
 def _session_choice(options: RunOptions) -> Any:
+    _check_session_flags(options)
+    if options.fork:
+        return lambda cwd, session_dir: _fork(options.fork or "", options.session_id, cwd, session_dir)
     if options.no_session:
-        return "memory"
+        return "memory" if options.session_id is None else lambda cwd, _dir: _in_memory(cwd, options.session_id)
     if options.session:
         return options.session
     if options.continue_session:
         return "continue"
+    if options.session_id is not None:
+        return lambda cwd, session_dir: _with_id(options.session_id or "", cwd, session_dir)
     return "new"
+
+
+_SESSION_FLAGS = {"session": "--session", "continue_session": "--continue", "resume": "--resume",
+                  "no_session": "--no-session"}
+
+
+def _check_session_flags(options: RunOptions) -> None:
+    """pi's combinations: ``--fork`` and ``--session-id`` choose a session, so they exclude the others."""
+    rules = [("--fork", bool(options.fork), ("session", "continue_session", "resume", "no_session")),
+             ("--session-id", options.session_id is not None, ("session", "continue_session", "resume"))]
+    for flag, given, excluded in rules:
+        clash = [_SESSION_FLAGS[name] for name in excluded if given and getattr(options, name)]
+        if clash:
+            raise UsageError(f"{flag} cannot be combined with {', '.join(clash)}")
+    if options.session_id is not None:
+        from .session.ids import check_session_id
+
+        try:
+            check_session_id(options.session_id)
+        except ValueError as exc:
+            raise UsageError(f"--session-id: {exc}") from exc
+
+
+def _fork(source: str, session_id: str | None, cwd: Path, session_dir: Any) -> Any:
+    from .sdk import find_session
+    from .session import SessionManager
+
+    if session_id is not None and SessionManager.find_by_id(cwd, session_id, session_dir=session_dir):
+        raise RunError(f"a session with id {session_id!r} already exists here; choose another --session-id")
+    path = find_session(cwd, source, session_dir)
+    if not path.is_file():
+        raise RunError(f"no session file {path} to fork")
+    return SessionManager.fork_from(path, cwd, session_dir, id=session_id)
+
+
+def _in_memory(cwd: Path, session_id: str | None) -> Any:
+    from .session import SessionManager
+
+    manager = SessionManager.in_memory(cwd)
+    manager.new_session(id=session_id)
+    return manager
+
+
+def _with_id(session_id: str, cwd: Path, session_dir: Any) -> Any:
+    """``--session-id``: this directory's session with that id, else a new session given that id."""
+    from .session import SessionManager
+
+    found = SessionManager.find_by_id(cwd, session_id, session_dir=session_dir)
+    if found is not None:
+        return SessionManager.open(found)
+    print(f"pi: no session of this directory has id {session_id!r}; starting a new one with it", file=sys.stderr)
+    return SessionManager.create(cwd, session_dir=session_dir, id=session_id)
 
 
 def _text_or_file(value: str | None) -> str | None:

@@ -32,7 +32,8 @@ def pi(python: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           timeout=240, env={**os.environ, "PIP_NO_INDEX": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
 
 
-def test_install_list_and_remove_the_example_plugin(scratch_python: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("remove_word", ["remove", "uninstall"])  # pi's alias
+def test_install_list_and_remove_the_example_plugin(scratch_python: Path, tmp_path: Path, remove_word: str) -> None:
     installed = pi(scratch_python, tmp_path, "install", "-e", str(EXAMPLE), "--", "--no-deps",
                    "--no-build-isolation")
     assert installed.returncode == 0, installed.stderr + installed.stdout
@@ -45,7 +46,7 @@ def test_install_list_and_remove_the_example_plugin(scratch_python: Path, tmp_pa
     listed = pi(scratch_python, tmp_path, "list")
     assert "pi-example-plugin 0.1.0" in listed.stdout
 
-    removed = pi(scratch_python, tmp_path, "remove", "pi-example-plugin")
+    removed = pi(scratch_python, tmp_path, remove_word, "pi-example-plugin")
     assert removed.returncode == 0
     assert "pi-example-plugin" not in pi(scratch_python, tmp_path, "plugins", "--json").stdout
     # this test's own environment never saw the plugin
