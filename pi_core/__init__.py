@@ -210,6 +210,14 @@ _EXPORTS: dict[str, str] = {
     "load_prompt_templates": "pi_core.runtime.resources",
     "load_skills": "pi_core.runtime.resources",
     "parse_front_matter": "pi_core.runtime.resources",
+    # --- packages ---------------------------------------------------------------------------
+    "PackageResource": "pi_core.packages.resolve",
+    "PackageSet": "pi_core.packages.resolve",
+    "PackageSource": "pi_core.packages.sources",
+    "ResolvedPackage": "pi_core.packages.resolve",
+    "discover_package_resources": "pi_core.packages.resolve",
+    "parse_package_source": "pi_core.packages.sources",
+    "resolve_packages": "pi_core.packages.resolve",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]
@@ -282,6 +290,8 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
         parse_front_matter,
     )
     from .runtime.settings import Settings, SettingsError, SettingsIssue
+    from .packages.resolve import PackageResource, PackageSet, ResolvedPackage, discover_package_resources, resolve_packages
+    from .packages.sources import PackageSource, parse_package_source
     from .runtime.system_prompt import SystemPrompt, SystemPromptOptions, build_system_prompt
     from .toolkit.diff import edit_diff
     from .toolkit.ignore import Overrides, compile_pattern, glob_to_regex, walk

@@ -53,14 +53,25 @@ def run(args: list[str]) -> int:
     from .startup import startup_done
 
     options, rest = preparse(args)
+    temporary = _temporary_packages(options.package_sources)
+    if temporary is None:
+        return 1
     try:
         host = build_plugin_host(Path.cwd(), extension_paths=options.extensions, approve=options.approve,
                                  autoload=False if options.no_plugins else None,
                                  discover_extensions=not options.no_extensions,
-                                 trust_prompt=ask_trust if _interactive(rest) else None)
+                                 trust_prompt=ask_trust if _interactive(rest) else None,
+                                 temporary_packages=temporary)
     except StrictPluginError as exc:
         print(f"pi: {exc}", file=sys.stderr)
         return 1
+    if _interactive(rest) and host.packages is not None and host.packages.missing:
+        from .packages.offer import offer_missing
+
+        if offer_missing(host):
+            host = build_plugin_host(Path.cwd(), extension_paths=options.extensions, approve=host.project_trusted,
+                                     autoload=False if options.no_plugins else None,
+                                     discover_extensions=not options.no_extensions, temporary_packages=temporary)
     for diagnostic in host.diagnostics:
         print(f"pi: {diagnostic.message}", file=sys.stderr)
     options.plugin_flags, rest = take_plugin_flags(rest, host)
@@ -90,6 +101,23 @@ def run(args: list[str]) -> int:
     except SystemExit as exc:
         return _exit_code(exc.code)
     return 0
+
+
+def _temporary_packages(sources: list[str]) -> list[object] | None:
+    """``-e`` packages fetched for this run (``None`` after a reported failure)."""
+    if not sources:
+        return []
+    from pathlib import Path
+
+    from .packages.install import InstallError
+    from .packages.temporary import fetch
+    from .paths import agent_dir
+
+    try:
+        return list(fetch(sources, Path.cwd(), agent_dir()))
+    except InstallError as exc:
+        print(f"pi: {exc}", file=sys.stderr)
+        return None
 
 
 def _interactive(args: list[str]) -> bool:

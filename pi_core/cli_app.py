@@ -176,81 +176,9 @@ def _add_trust(app: typer.Typer, host: PluginHost) -> None:
 
 
 def _add_packages(app: typer.Typer, host: PluginHost) -> None:
-    from . import plugin_install
+    from .packages.cli import add_package_commands
 
-    @app.command("install")
-    def install(
-        packages: Annotated[list[str], typer.Argument(help="pip requirements or local project paths.")],
-        editable: Annotated[bool, typer.Option("--editable", "-e", help="Install local paths in editable mode.")] = False,
-        upgrade: Annotated[bool, typer.Option("--upgrade", "-U", help="Upgrade if already installed.")] = False,
-        approve: _Approve = False,
-        no_plugins: _NoPlugins = False,
-        no_extensions: _NoExtensions = False,
-    ) -> None:
-        """Install plugin packages into pi's own Python environment, then show what they register.
-
-        Arguments after `--` go to pip unchanged (e.g. `-- --no-deps`)."""
-        pip_args = [p for p in packages if p.startswith("-")]  # only reachable after `--`
-        packages = [p for p in packages if not p.startswith("-")]
-        code = plugin_install.install(packages, editable=editable, upgrade=upgrade, pip_args=pip_args)
-        if code != 0:
-            typer.echo(f"pi: pip failed (exit {code}); nothing was changed by pi", err=True)
-            raise typer.Exit(1)
-        wanted = {plugin_install.normalise(n) for n in map(plugin_install.dist_name_for, packages) if n}
-        rows = _fresh_plugin_rows()
-        shown = [r for r in rows if r["dist"] and plugin_install.normalise(r["dist"]) in wanted]
-        if not shown:
-            typer.echo("installed, but the package declares no pi plugins (no [project.entry-points.pi])")
-            return
-        typer.echo(_table(shown))
-        if any(r["error"] for r in shown):
-            raise typer.Exit(1)
-
-    def remove(
-        packages: Annotated[list[str], typer.Argument(help="Distribution names to uninstall.")],
-        approve: _Approve = False,
-        no_plugins: _NoPlugins = False,
-        no_extensions: _NoExtensions = False,
-    ) -> None:
-        """Uninstall plugin packages from pi's environment (`pi remove` and `pi uninstall` are one command)."""
-        if plugin_install.remove(packages) != 0:
-            raise typer.Exit(1)
-
-    app.command("remove")(remove)
-    app.command("uninstall")(remove)
-
-    @app.command("list")
-    def list_plugins(approve: _Approve = False, no_plugins: _NoPlugins = False,
-                     no_extensions: _NoExtensions = False) -> None:
-        """Installed plugin packages, and required plugins of this project that are missing."""
-        installed = plugin_install.installed_plugins()
-        for plugin in installed:
-            names = ", ".join(name for name, _ in plugin.entry_points)
-            status = [host.records[n].error for n, _ in plugin.entry_points if n in host.records and host.records[n].error]
-            typer.echo(f"{plugin.dist} {plugin.version}  plugins: {names}" + (f"  FAILED: {status[0]}" if status else ""))
-        if not installed:
-            typer.echo("no plugin packages installed (pip packages with [project.entry-points.pi])")
-        missing = _missing_required(host, {plugin_install.normalise(p.dist) for p in installed})
-        for name in missing:
-            typer.echo(f"missing: {name} (required by {host.cwd / '.pi' / 'settings.json'}; `pi install {name}`)")
-        if missing:
-            raise typer.Exit(1)
-
-
-def _fresh_plugin_rows() -> list[dict]:
-    """Plugin rows from a new process: the current one scanned entry points before the install."""
-    import subprocess
-
-    result = subprocess.run([sys.executable, "-m", "pi_core", "plugins", "--json"], capture_output=True, text=True)
-    return [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
-
-
-def _missing_required(host: PluginHost, installed: set[str]) -> list[str]:
-    """Plugins that the settings list under ``plugins.required`` and that are not installed."""
-    from .runtime.settings import Settings
-
-    # Reading the list runs nothing from the project, so an untrusted project's list is read too.
-    return Settings.load(host.cwd, host.agent_dir, trusted=True).missing_required_plugins(installed)
+    add_package_commands(app, host)
 
 
 __all__ = ["build_app"]

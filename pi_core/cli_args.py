@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from .extensions.manager import PluginHost
 
 DEFAULT_COMMAND = "run"
-BUILTIN_COMMANDS = ("plugins", "trust", "install", "remove", "uninstall", "list")
+BUILTIN_COMMANDS = ("plugins", "trust", "install", "remove", "uninstall", "list", "update", "config")
 
 
 @dataclass
@@ -23,6 +23,8 @@ class GlobalOptions:
     no_plugins: bool = False
     no_extensions: bool = False
     extensions: list[Path] = field(default_factory=list)
+    package_sources: list[str] = field(default_factory=list)
+    """``-e`` values that name packages (``pypi:NAME``, git URLs, package directories), fetched for this run."""
     plugin_flags: dict[str, Any] = field(default_factory=dict)
 
 
@@ -48,14 +50,23 @@ def preparse(args: Sequence[str]) -> tuple[GlobalOptions, list[str]]:
             attr, value = _GLOBAL_SWITCHES[arg]
             setattr(options, attr, value)
         elif arg in _GLOBAL_VALUES and i + 1 < len(items):
-            options.extensions.append(Path(items[i + 1]))
+            _add_extension(options, items[i + 1])
             i += 1
         elif arg.startswith("--extension="):
-            options.extensions.append(Path(arg.split("=", 1)[1]))
+            _add_extension(options, arg.split("=", 1)[1])
         else:
             rest.append(arg)
         i += 1
     return options, rest
+
+
+def _add_extension(options: GlobalOptions, value: str) -> None:
+    from .packages.temporary import is_package_source
+
+    if is_package_source(value):
+        options.package_sources.append(value)
+    else:
+        options.extensions.append(Path(value))
 
 
 def take_plugin_flags(args: list[str], host: PluginHost) -> tuple[dict[str, Any], list[str]]:

@@ -59,10 +59,12 @@ OPTIONS: tuple[tuple[str, str], ...] = (
 )
 
 COMMANDS: tuple[tuple[str, str], ...] = (
-    ("pi install <package...> [-e]", "pip-install plugin packages into pi's environment"),
-    ("pi remove <package...>", "Uninstall plugin packages"),
-    ("pi uninstall <package...>", "Same as remove"),
-    ("pi list", "Installed plugin packages; settings packages; missing required plugins"),
+    ("pi install <source...> [-l] [-e]", "Install packages (PyPI, git, path) and record them; none: the missing ones"),
+    ("pi remove <source...> [-l]", "Uninstall packages and drop them from settings"),
+    ("pi uninstall <source...> [-l]", "Same as remove"),
+    ("pi list [--json]", "Packages of the user and the project, what they contribute, what is missing"),
+    ("pi update [--extensions|--all|<source>]", "Update pi, all packages, or one (pins stay)"),
+    ("pi config [enable|disable <source> <resource...>] [-l]", "Which package resources load"),
     ("pi plugins [--json] | doctor", "What is loaded and what it registered; explain failures"),
     ("pi trust [--no|--forget] [dir]", "Remember whether a project's .pi/ files may run"),
 )

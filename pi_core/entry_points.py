@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 GROUP = "pi"
 DISTRIBUTION = "pi-core-agent"
@@ -53,19 +54,35 @@ def _normalise(name: str) -> str:
 
 
 @functools.cache
+def _all_entry_points() -> object:
+    from importlib import metadata
+
+    # One pass over the installed distributions serves every group pi reads (plugins, resources).
+    return metadata.entry_points()
+
+
+def entry_points_in(*groups: str) -> list[Any]:
+    """The installed entry points of the given groups, in that order (one cached scan per process)."""
+    found = _all_entry_points()
+    select = getattr(found, "select", None)
+    if select is None:  # a plain sequence of entry points
+        return [ep for ep in found if ep.group in groups]  # type: ignore[attr-defined]
+    return [ep for group in groups for ep in select(group=group)]
+
+
+@functools.cache
 def scan_entry_points() -> tuple[PluginSpec, ...]:
     """Every ``pi`` entry point of every installed distribution, sorted by (builtin first, name).
 
     Cached for the life of the process: reading distribution metadata is slow and does not change
-    under a running ``pi``. Call ``scan_entry_points.cache_clear()`` after installing a plugin.
+    under a running ``pi``. Call :func:`clear_entry_point_cache` (or ``scan_entry_points.cache_clear()``)
+    after installing a plugin or changing ``sys.path``.
     """
-    from importlib import metadata
-
     specs: list[PluginSpec] = []
     seen: set[tuple[str, str]] = set()
-    # entry_points(group=...) reads each distribution's entry_points.txt only; the (slow) METADATA
+    # entry_points() reads each distribution's entry_points.txt only; the (slow) METADATA
     # file is parsed for the few distributions that have a ``pi`` entry point.
-    for ep in metadata.entry_points(group=GROUP):
+    for ep in entry_points_in(GROUP):
         dist = ep.dist
         dist_name = (dist.name if dist is not None else None) or ""
         key = (_normalise(dist_name), ep.name)
@@ -87,4 +104,16 @@ def scan_entry_points() -> tuple[PluginSpec, ...]:
     return tuple(specs)
 
 
-__all__ = ["BUILTIN_PLUGINS", "DISTRIBUTION", "GROUP", "PluginSpec", "scan_entry_points"]
+def clear_entry_point_cache() -> None:
+    """Forget the scanned entry points (after ``sys.path`` changed or something was installed)."""
+    _all_entry_points.cache_clear()
+    _clear_specs()
+
+
+_clear_specs = scan_entry_points.cache_clear
+# ``scan_entry_points.cache_clear()`` (the documented way) must forget the shared scan too.
+scan_entry_points.cache_clear = clear_entry_point_cache  # type: ignore[method-assign]
+
+
+__all__ = ["BUILTIN_PLUGINS", "DISTRIBUTION", "GROUP", "PluginSpec", "clear_entry_point_cache", "entry_points_in",
+           "scan_entry_points"]

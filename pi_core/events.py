@@ -101,10 +101,11 @@ class TreeOverride:
 
 @dataclass(frozen=True)
 class ResourcePaths:
-    """Returned from ``resources_discover``: extra skill and prompt-template locations."""
+    """Returned from ``resources_discover``: extra skill, prompt-template and theme locations."""
 
     skill_paths: list[Path] = field(default_factory=list)
     prompt_paths: list[Path] = field(default_factory=list)
+    theme_paths: list[Path] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -120,7 +120,7 @@ async def create_agent_session(
     active = _active_tools(host, config, tools, toolset, exclude_tools, no_tools)
     level = thinking_level or _restored_level(manager) or config.default_thinking_level or "off"
     resources = resources or ResourceOptions()
-    skills, templates = _skills_and_templates(root, agent, config, resources)
+    skills, templates = _skills_and_templates(root, agent, config, resources, host)
     prompt = _prompt_factory(root, agent, config, skills, system_prompt, append_system_prompt, resources)
     agent_session = AgentSession(
         host=host, session=manager, model=chosen, stream=stream or _bound_stream(models, api_key), tools=active,
@@ -241,15 +241,19 @@ def _active_tools(host: PluginHost, config: Settings, tools: Sequence[str] | Non
 
 
 def _skills_and_templates(cwd: Path, agent: Path, config: Settings,
-                          extra: ResourceOptions) -> tuple[list[Any], list[Any]]:
+                          extra: ResourceOptions, host: PluginHost) -> tuple[list[Any], list[Any]]:
+    from .packages import package_set_for
     from .runtime import resources
 
+    packages = package_set_for(host)
     skill_paths = [*extra.skill_paths, *(() if extra.no_skills else config.skill_paths())]
     template_paths = [*extra.prompt_template_paths, *(() if extra.no_prompt_templates else config.prompt_paths())]
     skills = resources.load_skills(cwd, agent, trusted=config.trusted, extra_paths=skill_paths,
-                                   include_defaults=not extra.no_skills).skills
-    templates = resources.load_prompt_templates(cwd, agent, trusted=config.trusted, extra_paths=template_paths,
-                                                include_defaults=not extra.no_prompt_templates).templates
+                                   include_defaults=not extra.no_skills,
+                                   package_paths=() if extra.no_skills else packages.skill_paths).skills
+    templates = resources.load_prompt_templates(
+        cwd, agent, trusted=config.trusted, extra_paths=template_paths, include_defaults=not extra.no_prompt_templates,
+        package_paths=() if extra.no_prompt_templates else packages.prompt_paths).templates
     return list(skills), list(templates)
 
 

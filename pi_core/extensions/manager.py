@@ -105,6 +105,8 @@ class HostOptions:
     plugins: Sequence[object] = ()
     trust_prompt: TrustPrompt | None = None
     default_trust: str = "ask"
+    temporary_packages: Sequence[tuple[Any, Path]] = ()
+    """``-e`` package sources for this run, as ``(PackageSource, where it was fetched)``."""
 
 
 class PluginHost:
@@ -127,6 +129,9 @@ class PluginHost:
         self.toolsets: Registry[Toolset] = Registry("toolset", lambda t: t.name)
         self.flags: Registry[Flag] = Registry("flag", lambda f: f.name)
         self.cli_commands: Registry[CliCommand] = Registry("cli command", lambda c: c.name)
+        self.packages: Any = None
+        """The session's :class:`pi_core.packages.resolve.PackageSet` (settings ``packages`` and installs)."""
+        self.project_trusted: bool | None = None
 
     # -- loading -------------------------------------------------------------------------------
 
@@ -290,6 +295,7 @@ def build_plugin_host(
     plugins: Sequence[object] = (),
     trust_prompt: TrustPrompt | None = None,
     default_trust: str = "ask",
+    temporary_packages: Sequence[tuple[Any, Path]] = (),
 ) -> PluginHost:
     """Build a fresh plugin host for one session.
 
@@ -304,6 +310,7 @@ def build_plugin_host(
     :param plugins: plugin objects (modules or instances) from an SDK host.
     :param trust_prompt: asks the user about an undecided project (interactive mode only).
     :param default_trust: ``ask``, ``always`` or ``never`` (pi's ``defaultProjectTrust``).
+    :param temporary_packages: packages fetched for this run only (``pi -e git+URL``).
     """
     options = HostOptions(
         cwd=Path(cwd or os.getcwd()).resolve(),
@@ -317,10 +324,13 @@ def build_plugin_host(
         plugins=plugins,
         trust_prompt=trust_prompt,
         default_trust=default_trust,
+        temporary_packages=temporary_packages,
     )
     host = PluginHost(options)
+    _resolve_packages(host)
     _load_entry_points(host)
     if options.discover_extensions:
+        _load_packages(host)
         _load_files(host, "global", extension_files(options.agent_dir / "extensions"))
         _load_project(host)
     _load_files(host, "cli", [p for p in options.extension_paths if _exists(host, p)])
@@ -329,11 +339,39 @@ def build_plugin_host(
     return host
 
 
+def _resolve_packages(host: PluginHost) -> None:
+    """The settings' packages (the project's only when trusted), before anything loads: their filters
+    can switch entry-point plugins off."""
+    from ..packages.resolve import read_package_entries, resolve_packages
+
+    listed = read_package_entries(host.cwd / ".pi" / "settings.json")
+    trusted = _project_trusted(host) if listed else False
+    host.packages = resolve_packages(host.cwd, host.agent_dir, trusted=trusted,
+                                     temporary=host.options.temporary_packages)
+    for package in host.packages.missing:
+        where = "project" if package.scope == "project" else "user"
+        host.diagnostics.append(Diagnostic("warning", f"package {package.source.text} ({where} settings) is not "
+                                                      f"installed: {package.problem or 'run `pi install`'}"))
+
+
 def _load_entry_points(host: PluginHost) -> None:
+    disabled = host.packages.disabled_plugins if host.packages is not None else set()
     for spec in scan_entry_points():
         if spec.source == "entrypoint" and not host.options.autoload:
             continue
+        if spec.source == "entrypoint" and spec.name in disabled:
+            host.records[spec.name] = PluginRecord(spec.name, spec.source, spec.dist, spec.version, disabled=True)
+            continue
         host.load(spec, lambda spec=spec: _import_target(spec.module))
+
+
+def _load_packages(host: PluginHost) -> None:
+    """Extension files of directory packages (git clones, local folders), in package order."""
+    for package, path in host.packages.extension_files if host.packages is not None else ():
+        stem = path.parent.name if path.name == "__init__.py" else path.stem
+        name = f"package:{stem}"
+        host.load(PluginSpec(name, str(path), "package", dist=package.source.text, path=path),
+                  lambda path=path: import_extension(path))
 
 
 def _import_target(target: str) -> object:
@@ -374,6 +412,12 @@ def _load_project(host: PluginHost) -> None:
 
 
 def _project_trusted(host: PluginHost) -> bool:
+    if host.project_trusted is None:
+        host.project_trusted = _decide_trust(host)
+    return host.project_trusted
+
+
+def _decide_trust(host: PluginHost) -> bool:
     options = host.options
     if options.approve is not None:
         return options.approve

@@ -491,10 +491,12 @@ class Skill:
 
 def load_skills(cwd: Path | str, agent_dir: Path | str | None = None, *, trusted: bool,
                 extra_paths: Iterable[Path | str] = (), include_defaults: bool = True,
-                home: Path | str | None = None) -> SkillSet:
+                home: Path | str | None = None, package_paths: Iterable[Path | str] = ()) -> SkillSet:
     """Skills from ``extra_paths`` (in order; files or directories, relative to ``cwd``), then the
     project's ``.pi/skills`` and ``.agents/skills`` (cwd up to the git root; only when ``trusted``),
-    then ``<agent dir>/skills`` and ``~/.agents/skills``. The first skill with a name wins.
+    then ``<agent dir>/skills`` and ``~/.agents/skills``, then ``package_paths`` (what packages
+    contribute: the user's and the project's own skills win over a package's, as in pi). The first
+    skill with a name wins.
     """
     cwd_path = _absolute(cwd)
     agent = _absolute(agent_dir) if agent_dir is not None else _default_agent_dir()
@@ -504,6 +506,8 @@ def load_skills(cwd: Path | str, agent_dir: Path | str | None = None, *, trusted
     if include_defaults:
         for directory, source, root_files in _default_skill_dirs(cwd_path, agent, home, trusted):
             collector.add_dir(directory, source, root_files)
+    for raw in package_paths:
+        collector.add_path(_resolve_against(raw, cwd_path))
     return collector.result
 
 
@@ -707,10 +711,11 @@ class PromptTemplate:
 
 def load_prompt_templates(cwd: Path | str, agent_dir: Path | str | None = None, *, trusted: bool,
                           extra_paths: Iterable[Path | str] = (),
-                          include_defaults: bool = True) -> TemplateSet:
+                          include_defaults: bool = True,
+                          package_paths: Iterable[Path | str] = ()) -> TemplateSet:
     """Templates from ``extra_paths`` (files or directories, in order), then ``<cwd>/.pi/prompts``
-    (only when ``trusted``), then ``<agent dir>/prompts``. Directories are not searched recursively.
-    The first template with a name wins.
+    (only when ``trusted``), then ``<agent dir>/prompts``, then ``package_paths`` (files that packages
+    contribute). Directories are not searched recursively. The first template with a name wins.
     """
     cwd_path = _absolute(cwd)
     agent = _absolute(agent_dir) if agent_dir is not None else _default_agent_dir()
@@ -722,6 +727,8 @@ def load_prompt_templates(cwd: Path | str, agent_dir: Path | str | None = None, 
         if trusted:
             candidates.extend((p, "project") for p in _markdown_files(cwd_path / ".pi" / "prompts"))
         candidates.extend((p, "user") for p in _markdown_files(agent / "prompts"))
+    for raw in package_paths:
+        candidates.extend(_template_candidates(_resolve_against(raw, cwd_path), result.diagnostics))
     _add_templates(candidates, result)
     return result
 

@@ -1,0 +1,485 @@
+"""``pi install``, ``remove``/``uninstall``, ``list``, ``update`` and ``config``: the package commands.
+
+They follow pi's: ``install SOURCE`` records the source in the user settings (``-l``: the project's)
+after installing it, ``remove`` undoes both, ``list`` shows each scope's packages with where they are
+and what they contribute, ``update`` brings unpinned packages up to date, ``config`` switches single
+resources of a package on and off by writing pi's filter entries. Project settings are used only in a
+trusted project (``-a`` trusts it for one command).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Optional
+
+import typer
+
+from .resolve import (
+    ResolvedPackage,
+    Scope,
+    describe,
+    entry_source,
+    read_package_entries,
+    resolve_packages,
+    settings_base,
+    settings_file,
+)
+from .sources import PackageSource, SourceError, parse_source, settings_text
+
+if TYPE_CHECKING:
+    from ..extensions.manager import PluginHost
+
+_Local = Annotated[bool, typer.Option("--local", "-l", help="Use the project's .pi/settings.json.")]
+_Approve = Annotated[bool, typer.Option("--approve", "-a", help="Trust this project for this command.", hidden=True)]
+_NoPlugins = Annotated[bool, typer.Option("--no-plugins", hidden=True)]
+_NoExtensions = Annotated[bool, typer.Option("--no-extensions", hidden=True)]
+
+
+class PackageCommandError(Exception):
+    """A package command cannot do what was asked (printed as ``pi: <message>``, exit 1)."""
+
+
+def project_trusted(host: PluginHost) -> bool:
+    """Trust for package commands: ``-a``/``-na``, else the saved decision, else trusted when the
+    project has nothing that trust gates. Never asks."""
+    from ..extensions.trust import TrustStore, TrustStoreError, has_trust_inputs
+
+    if host.options.approve is not None:
+        return host.options.approve
+    try:
+        decision = TrustStore(host.agent_dir).get(host.cwd)
+    except TrustStoreError:
+        return False
+    return decision if decision is not None else not has_trust_inputs(host.cwd)
+
+
+def _scope(local: bool, host: PluginHost) -> Scope:
+    if local and not project_trusted(host):
+        raise PackageCommandError(f"{host.cwd} is not trusted; refusing to use its package settings "
+                                  "(use -a for this command, or `pi trust`)")
+    return "project" if local else "user"
+
+
+def _installer(host: PluginHost, pip_args: Sequence[str] = ()) -> Any:
+    from .install import Installer
+
+    return Installer(host.cwd, host.agent_dir, pip_args=pip_args, out=typer.echo)
+
+
+def _write_entries(host: PluginHost, scope: Scope, entries: list[Any]) -> None:
+    from ..runtime.settings import SettingsError, write_setting
+
+    path = settings_file(scope, host.cwd, host.agent_dir)
+    try:
+        write_setting(path, "packages", entries, scope="project" if scope == "project" else "global")
+    except SettingsError as exc:
+        raise PackageCommandError(str(exc)) from exc
+
+
+def _find(entries: list[Any], source: PackageSource, base: Path) -> int | None:
+    for index, entry in enumerate(entries):
+        try:
+            if parse_source(entry_source(entry), base).identity == source.identity:
+                return index
+        except SourceError:
+            continue
+    return None
+
+
+def _record(host: PluginHost, scope: Scope, source: PackageSource) -> None:
+    base = settings_base(scope, host.cwd, host.agent_dir)
+    entries = read_package_entries(base / "settings.json")
+    text = settings_text(source, base)
+    index = _find(entries, source, base)
+    if index is None:
+        entries.append(text)
+    elif entry_source(entries[index]) != text:
+        old = entries[index]
+        entries[index] = text if isinstance(old, str) else {**old, "source": text}
+    else:
+        return
+    _write_entries(host, scope, entries)
+
+
+def _resolved(host: PluginHost, trusted: bool | None = None) -> list[ResolvedPackage]:
+    trusted = project_trusted(host) if trusted is None else trusted
+    return resolve_packages(host.cwd, host.agent_dir, trusted=trusted,
+                            temporary=host.options.temporary_packages).packages
+
+
+def _registered(host: PluginHost) -> dict[str, str]:
+    """What each loaded plugin registered, as ``pi plugins`` shows it (``tools:word_count, ...``)."""
+    out = {}
+    for row in host.describe():
+        items = [f"{kind}:{name}" for kind in ("tools", "commands", "providers", "toolsets") for name in row[kind]]
+        out[row["name"]] = ", ".join(items)
+    return out
+
+
+def _contributions(package: ResolvedPackage, registered: dict[str, str] | None = None) -> str:
+    labels = {"extensions": "plugins" if package.dist else "extensions"}
+    parts = []
+    for kind, names in describe(package).items():
+        if kind == "extensions" and registered:
+            names = [f"{n} ({registered[n]})" if registered.get(n) else n for n in names]
+        parts.append(f"{labels.get(kind, kind)}: {', '.join(names)}")
+    return "; ".join(parts)
+
+
+def _guard(action: Any) -> None:
+    from .install import InstallError
+
+    try:
+        action()
+    except (PackageCommandError, InstallError, SourceError) as exc:
+        typer.echo(f"pi: {exc}", err=True)
+        raise typer.Exit(1) from None
+
+
+# -------------------------------------------------------------------------------------------------
+
+
+def add_package_commands(app: typer.Typer, host: PluginHost) -> None:
+    @app.command("install")
+    def install(
+        sources: Annotated[Optional[list[str]], typer.Argument(
+            help="PyPI names (pypi:NAME), git+URL[@ref], git:host/user/repo[@ref], local paths or wheels. "
+                 "None: install what the settings list but is missing.")] = None,
+        local: _Local = False,
+        editable: Annotated[bool, typer.Option("--editable", "-e", help="Install local projects editable.")] = False,
+        approve: _Approve = False, no_plugins: _NoPlugins = False, no_extensions: _NoExtensions = False,
+    ) -> None:
+        """Install packages into pi's environment and record them in settings.
+
+        Arguments after `--` go to pip unchanged (e.g. `-- --no-deps`)."""
+        given = list(sources or [])
+        pip_args = [s for s in given if s.startswith("-")]  # only reachable after `--`
+        given = [s for s in given if not s.startswith("-")]
+        _guard(lambda: _install(host, given, local, editable, pip_args))
+
+    def remove_command(
+        sources: Annotated[list[str], typer.Argument(help="Sources as installed (or a distribution name).")],
+        local: _Local = False,
+        approve: _Approve = False, no_plugins: _NoPlugins = False, no_extensions: _NoExtensions = False,
+    ) -> None:
+        """Uninstall packages and remove them from settings."""
+        _guard(lambda: _remove(host, sources, local))
+
+    app.command("remove")(remove_command)
+    app.command("uninstall", help="Alias of `pi remove`.")(remove_command)
+
+    @app.command("list")
+    def list_packages(
+        as_json: Annotated[bool, typer.Option("--json", help="One JSON object per package.")] = False,
+        approve: _Approve = False, no_plugins: _NoPlugins = False, no_extensions: _NoExtensions = False,
+    ) -> None:
+        """Packages of the user and the project settings, where they are and what they contribute."""
+        raise typer.Exit(_list(host, as_json))
+
+    @app.command("update")
+    def update(
+        source: Annotated[Optional[str], typer.Argument(help="One package (default: see the options).")] = None,
+        extensions: Annotated[bool, typer.Option("--extensions", help="Update installed packages only.")] = False,
+        all_: Annotated[bool, typer.Option("--all", help="Update pi and all packages.")] = False,
+        self_: Annotated[bool, typer.Option("--self", help="Update pi only (the default without a source).")] = False,
+        approve: _Approve = False, no_plugins: _NoPlugins = False, no_extensions: _NoExtensions = False,
+    ) -> None:
+        """Update pi, all packages (--extensions), or one package; pinned versions and refs stay."""
+        _guard(lambda: _update(host, source, extensions=extensions, everything=all_, self_only=self_))
+
+    @app.command("config")
+    def config(
+        action: Annotated[Optional[str], typer.Argument(help="enable or disable (default: list).")] = None,
+        package: Annotated[Optional[str], typer.Argument(help="The package source, as `pi config` lists it.")] = None,
+        resources: Annotated[Optional[list[str]], typer.Argument(help="Resources, as `pi config` lists them.")] = None,
+        local: _Local = False,
+        approve: _Approve = False, no_plugins: _NoPlugins = False, no_extensions: _NoExtensions = False,
+    ) -> None:
+        """Show every package resource and whether it loads; `enable`/`disable PACKAGE RESOURCE...` switch them."""
+        _guard(lambda: _config(host, action, package, list(resources or []), local))
+
+
+def _install(host: PluginHost, given: list[str], local: bool, editable: bool, pip_args: list[str]) -> None:
+    scope = _scope(local, host)
+    installer = _installer(host, pip_args)
+    if not given:
+        missing = [p for p in _resolved(host) if p.scope in ("user", "project") and not p.installed]
+        if not missing:
+            typer.echo("Nothing to install: every package in settings is installed.")
+            return
+        from .install import InstallError
+
+        failures = 0
+        for package in missing:
+            typer.echo(f"Installing {package.source.text}...")
+            try:
+                installer.install(package.source, package.scope)
+            except InstallError as exc:
+                typer.echo(f"pi: {exc}", err=True)
+                failures += 1
+                continue
+            typer.echo(f"Installed {package.source.text}")
+        _show(host, [p.source for p in missing])
+        if failures:
+            raise typer.Exit(1)
+        return
+    parsed = [parse_source(text, host.cwd) for text in given]
+    for source in parsed:
+        typer.echo(f"Installing {source.text}...")
+        installer.install(source, scope, editable=editable)
+        _record(host, scope, source)
+        typer.echo(f"Installed {source.text}")
+    _show(host, parsed)
+
+
+def _show(host: PluginHost, sources: list[PackageSource]) -> None:
+    """What the installed packages contribute, read by a fresh process (this one scanned before)."""
+    import json
+    import subprocess
+
+    args = [sys.executable, "-m", "pi_core", "list", "--json"]
+    if host.options.approve:
+        args.insert(3, "-a")
+    done = subprocess.run(args, cwd=host.cwd, capture_output=True, text=True)
+    rows = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    wanted = {s.identity for s in sources}
+    failed = False
+    for row in rows:
+        if row["identity"] in wanted or any(f"pypi:{row.get('dist_key')}" == w for w in wanted):
+            summary = row["contributes"] or row["problem"] or "nothing"
+            typer.echo(f"  {row['source']}: {summary}")
+            failed = failed or bool(row.get("plugin_errors"))
+            for error in row.get("plugin_errors") or []:
+                typer.echo(f"  FAILED: {error}")
+    if failed:
+        raise typer.Exit(1)
+
+
+def _matches(package: ResolvedPackage, source: PackageSource) -> bool:
+    """Whether ``source`` names ``package`` (a distribution name names what installed it, too)."""
+    from .sources import normalise
+
+    if package.source.identity == source.identity:
+        return True
+    return source.kind == "pypi" and bool(package.dist) and normalise(package.dist or "") == normalise(source.name or "")
+
+
+def _remove(host: PluginHost, given: list[str], local: bool) -> None:
+    scope = _scope(local, host)
+    base = settings_base(scope, host.cwd, host.agent_dir)
+    installer = _installer(host)
+    for text in given:
+        source = parse_source(text, host.cwd)
+        found = [p for p in _resolved(host) if p.scope in (scope, "environment") and _matches(p, source)]
+        if not found:
+            raise PackageCommandError(f"No matching package found for {text}")
+        package = found[0]
+        typer.echo(f"Removing {text}...")
+        installer.remove(package.source, scope if package.scope == scope else "user")
+        if package.scope == scope:
+            entries = read_package_entries(base / "settings.json")
+            index = _find(entries, package.source, base)
+            if index is not None:
+                del entries[index]
+                _write_entries(host, scope, entries)
+        typer.echo(f"Removed {text}")
+
+
+def _list(host: PluginHost, as_json: bool) -> int:
+    import json
+
+    trusted = project_trusted(host)
+    packages = _resolved(host, trusted)
+    errors = {r.name: r.error for r in host.records.values() if r.error}
+    registered = _registered(host)
+    if as_json:
+        for package in packages:
+            typer.echo(json.dumps(_row(package, errors, registered)))
+        return 0
+    sections: list[tuple[str, list[ResolvedPackage]]] = [
+        ("User packages:", [p for p in packages if p.scope == "user"]),
+        ("Project packages:", [p for p in packages if p.scope == "project"]),
+        ("In pi's environment, not in settings:", [p for p in packages if p.scope == "environment"]),
+        ("This run only (-e):", [p for p in packages if p.scope == "temporary"]),
+    ]
+    shown = False
+    for title, group in sections:
+        if not group:
+            continue
+        shown = True
+        typer.echo(title)
+        for package in group:
+            _print_package(package, errors, registered)
+    if not trusted and read_package_entries(settings_file("project", host.cwd, host.agent_dir)):
+        typer.echo(f"Project packages of {host.cwd} are not shown: the project is not trusted (use -a or `pi trust`).")
+    if not shown:
+        typer.echo("No packages installed.")
+    missing = [p for p in packages if p.scope in ("user", "project") and not p.installed]
+    required = _missing_required(host, packages)
+    for name in required:
+        typer.echo(f"missing: {name} (required by {host.cwd / '.pi' / 'settings.json'}; `pi install {name}`)")
+    if missing:
+        typer.echo(f"{len(missing)} package(s) missing: run `pi install` to install them.")
+    return 1 if missing or required else 0
+
+
+def _print_package(package: ResolvedPackage, errors: dict[str, str | None], registered: dict[str, str]) -> None:
+    label = package.source.text + (" (filtered)" if package.filtered else "")
+    if package.dist and package.version:
+        label += f"  [{package.dist} {package.version}]"
+    typer.echo(f"  {label}")
+    if package.root is not None:
+        typer.echo(f"    {package.root}")
+    contributes = _contributions(package, registered)
+    if contributes:
+        typer.echo(f"    {contributes}")
+    for resource in package.resources:
+        if resource.note:
+            typer.echo(f"    skipped {resource.name}: {resource.note}")
+        elif resource.kind == "extensions" and errors.get(resource.name):
+            typer.echo(f"    FAILED {resource.name}: {errors[resource.name]}")
+    if package.problem:
+        typer.echo(f"    {package.problem}")
+
+
+def _row(package: ResolvedPackage, errors: dict[str, str | None], registered: dict[str, str]) -> dict[str, Any]:
+    from .sources import normalise
+
+    return {
+        "source": package.source.text, "identity": package.source.identity, "scope": package.scope,
+        "kind": package.source.kind, "dist": package.dist, "dist_key": normalise(package.dist) if package.dist else None,
+        "version": package.version, "installed": package.installed, "filtered": package.filtered,
+        "root": str(package.root) if package.root else None, "pinned": package.source.pinned,
+        "resources": [{"kind": r.kind, "name": r.name, "path": str(r.path) if r.path else None,
+                       "enabled": r.enabled, "note": r.note} for r in package.resources],
+        "contributes": _contributions(package, registered), "problem": package.problem,
+        "plugin_errors": [f"{r.name}: {errors[r.name]}" for r in package.resources
+                          if r.kind == "extensions" and errors.get(r.name)],
+    }
+
+
+def _missing_required(host: PluginHost, packages: list[ResolvedPackage]) -> list[str]:
+    """``plugins.required`` entries (ours) whose distribution is not installed."""
+    from ..runtime.settings import Settings
+    from .resolve import _dist_version
+
+    # Reading the list runs nothing from the project, so an untrusted project's list is read too.
+    settings = Settings.load(host.cwd, host.agent_dir, trusted=True)
+    installed = [p.dist for p in packages if p.dist and p.installed]
+    return [name for name in settings.missing_required_plugins(installed)
+            if _dist_version(name.split(">")[0].split("=")[0].split("<")[0].strip()) is None]
+
+
+def _update(host: PluginHost, source_text: str | None, *, extensions: bool, everything: bool,
+            self_only: bool) -> None:
+    import os
+
+    if source_text in ("self", "pi"):
+        source_text, self_only = None, True
+    if self_only or everything or (source_text is None and not extensions):
+        _update_self()
+        if self_only or (source_text is None and not extensions and not everything):
+            return
+    if os.environ.get("PI_OFFLINE"):
+        typer.echo("Skipped package updates (offline mode)")
+        return
+    targets = [p for p in _resolved(host) if p.scope in ("user", "project")]
+    if source_text is not None:
+        wanted = parse_source(source_text, host.cwd).identity
+        targets = [p for p in targets if p.source.identity == wanted]
+        if not targets:
+            raise PackageCommandError(f"No matching package found for {source_text}")
+    installer = _installer(host)
+    changed = 0
+    for package in targets:
+        if package.source.pinned and package.source.kind == "pypi":
+            typer.echo(f"{package.source.text}: pinned; not updated")
+            continue
+        result = installer.update(package.source, package.scope)
+        if result is not None:
+            changed += 1
+            before, after = (_short(v) for v in result)
+            scope = " (project)" if package.scope == "project" else ""
+            typer.echo(f"Updated {package.source.text}{scope}: {before} -> {after}")
+    if not changed:
+        typer.echo("Packages are up to date.")
+
+
+def _short(value: str | None) -> str:
+    if value is None:
+        return "(none)"
+    return value[:7] if len(value) == 40 else value
+
+
+def _update_self() -> None:
+    from importlib import metadata
+
+    from ..entry_points import DISTRIBUTION
+    from .install import InstallError, pip
+
+    try:
+        direct = metadata.distribution(DISTRIBUTION).read_text("direct_url.json") or ""
+    except metadata.PackageNotFoundError:
+        direct = ""
+    if '"editable": true' in direct or '"editable":true' in direct:
+        typer.echo("pi runs from a source checkout (an editable install): update it with git, not `pi update`")
+        return
+    if pip("install", ["--upgrade", DISTRIBUTION]) != 0:
+        raise InstallError(f"pip install --upgrade {DISTRIBUTION} failed")
+    typer.echo(f"Updated {DISTRIBUTION}")
+
+
+def _config(host: PluginHost, action: str | None, package_text: str | None, resources: list[str],
+            local: bool) -> None:
+    from . import filters
+
+    trusted = project_trusted(host)
+    packages = _resolved(host, trusted)
+    if action is None:
+        for package in packages:
+            if not package.resources:
+                continue
+            typer.echo(f"{package.source.text} ({'project' if package.scope == 'project' else 'user'})")
+            for resource in package.resources:
+                mark = "-" if resource.note else "x" if resource.enabled else " "
+                typer.echo(f"  [{mark}] {resource.kind:<10} {resource.name}" + (f"  ({resource.note})" if resource.note else ""))
+        if not any(p.resources for p in packages):
+            typer.echo("No package resources.")
+        return
+    if action not in ("enable", "disable") or not package_text or not resources:
+        raise PackageCommandError("usage: pi config [enable|disable PACKAGE RESOURCE...] [-l]")
+    scope = _scope(local, host)
+    wanted = parse_source(package_text, host.cwd).identity
+    match = [p for p in packages if p.source.identity == wanted or (p.dist and f"pypi:{p.dist}".lower() == wanted)]
+    if not match:
+        raise PackageCommandError(f"No matching package found for {package_text}")
+    package = match[0]
+    base = settings_base(scope, host.cwd, host.agent_dir)
+    entries = read_package_entries(base / "settings.json")
+    index = _find(entries, package.source, base)
+    entry: dict[str, Any]
+    if index is None:
+        entry = {"source": settings_text(package.source, base)}
+        entries.append(entry)
+    else:
+        old = entries[index]
+        entry = {"source": old} if isinstance(old, str) else dict(old)
+        entries[index] = entry
+    for name in resources:
+        found = [r for r in package.resources if r.name == name or r.name.rstrip("/").endswith("/" + name)
+                 or (r.path is not None and r.path.name == "SKILL.md" and r.path.parent.name == name)]
+        if not found:
+            known = ", ".join(r.name for r in package.resources) or "none"
+            raise PackageCommandError(f"{package.source.text} has no resource {name!r} (it has: {known})")
+        resource = found[0]
+        current = entry.get(resource.kind)
+        entry[resource.kind] = filters.toggle(current if isinstance(current, list) else [], resource.name,
+                                              action == "enable")
+        typer.echo(f"{'Enabled' if action == 'enable' else 'Disabled'} {resource.kind} {resource.name} "
+                   f"of {package.source.text}")
+    _write_entries(host, scope, entries)
+
+
+__all__ = ["PackageCommandError", "add_package_commands", "project_trusted"]

@@ -1,0 +1,158 @@
+"""Python packages into a throw-away environment: a local project (editable), a built wheel, a PyPI
+name (from a local index), a git repository with a pyproject.toml; and the example plugin."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from pkg_helpers import PIP_ENV, commit_all, git_repo, python_package, run_pi, session_resources, write
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "pi-example-plugin"
+
+
+def listed(python: Path, cwd: Path) -> list[dict]:
+    done = run_pi(python, cwd, "list", "--json")
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def build_wheel(project: Path, out: Path) -> Path:
+    before = set(out.glob("*.whl"))
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(project)],
+                   check=True, env={**os.environ, **PIP_ENV})
+    [wheel] = set(out.glob("*.whl")) - before
+    return wheel
+
+
+@pytest.mark.parametrize("remove_word", ["remove", "uninstall"])  # pi's alias
+def test_install_list_and_remove_the_example_plugin(scratch_python: Path, tmp_path: Path, remove_word: str) -> None:
+    installed = run_pi(scratch_python, tmp_path, "install", "-e", str(EXAMPLE), "--", "--no-deps")
+    assert installed.returncode == 0, installed.stderr + installed.stdout
+    assert "plugins: example (tools:word_count, toolsets:writing)" in installed.stdout
+
+    rows = [json.loads(line) for line in run_pi(scratch_python, tmp_path, "plugins", "--json").stdout.splitlines()]
+    [row] = [r for r in rows if r["dist"] == "pi-example-plugin"]
+    assert (row["name"], row["source"], row["tools"], row["toolsets"]) == ("example", "entrypoint", ["word_count"],
+                                                                           ["writing"])
+    assert "[pi-example-plugin 0.1.0]" in run_pi(scratch_python, tmp_path, "list").stdout
+
+    removed = run_pi(scratch_python, tmp_path, remove_word, "pi-example-plugin")
+    assert removed.returncode == 0, removed.stderr
+    assert "pi-example-plugin" not in run_pi(scratch_python, tmp_path, "plugins", "--json").stdout
+    assert run_pi(scratch_python, tmp_path, "list").stdout.strip() == "No packages installed."
+    # this test's own environment never saw the plugin
+    assert "pi-example-plugin" not in subprocess.run([sys.executable, "-m", "pi_core", "plugins", "--json"],
+                                                     capture_output=True, text=True, cwd=tmp_path).stdout
+
+
+def test_local_project_resources_come_from_entry_point_metadata(scratch_python: Path, tmp_path: Path) -> None:
+    project = python_package(tmp_path / "sample")
+    assert run_pi(scratch_python, tmp_path, "install", "-e", str(project)).returncode == 0
+    resources = session_resources(scratch_python, tmp_path)
+    assert "sample-skill" in resources["skills"] and "explain" in resources["prompts"]
+    assert "sample_tool" in resources["tools"]
+    [row] = [r for r in listed(scratch_python, tmp_path) if r["dist"] == "pi-sample"]
+    assert row["scope"] == "user" and row["kind"] == "local"
+    assert {(r["kind"], r["name"]) for r in row["resources"]} == {
+        ("extensions", "sample"), ("skills", "pi_sample/skills/sample-skill/SKILL.md"),
+        ("prompts", "pi_sample/prompts/explain.md")}
+
+
+def test_wheel_and_pypi_name_install_into_a_fresh_environment(scratch_python: Path, tmp_path: Path) -> None:
+    wheels = tmp_path / "wheels"
+    wheel = build_wheel(python_package(tmp_path / "sample", version="1.0"), wheels)
+    result = run_pi(scratch_python, tmp_path, "install", str(wheel))
+    assert result.returncode == 0, result.stderr
+    assert "sample-skill" in session_resources(scratch_python, tmp_path)["skills"]
+    assert run_pi(scratch_python, tmp_path, "remove", str(wheel)).returncode == 0
+    assert "sample-skill" not in session_resources(scratch_python, tmp_path)["skills"]
+
+    # a PyPI name, served by a local "index" (pip's --find-links): pinned, then updated when unpinned
+    build_wheel(python_package(tmp_path / "v2", version="2.0", skill_name="second-skill"), wheels)
+    env = {"PIP_FIND_LINKS": str(wheels)}
+    assert run_pi(scratch_python, tmp_path, "install", "pypi:pi-sample==1.0", env=env).returncode == 0
+    [row] = [r for r in listed(scratch_python, tmp_path) if r["dist"] == "pi-sample"]
+    assert (row["version"], row["pinned"], row["source"]) == ("1.0", True, "pypi:pi-sample==1.0")
+    pinned = run_pi(scratch_python, tmp_path, "update", "--extensions", env=env)
+    assert "pinned; not updated" in pinned.stdout
+    assert run_pi(scratch_python, tmp_path, "install", "pi-sample", env=env).returncode == 0
+    settings = json.loads(_agent(tmp_path).read_text())
+    assert settings["packages"] == ["pi-sample"]  # the same package: its entry is replaced, not added
+    updated = run_pi(scratch_python, tmp_path, "update", "pi-sample", env=env)
+    assert updated.returncode == 0, updated.stderr
+    assert "Updated pi-sample: 1.0 -> 2.0" in updated.stdout
+    assert "second-skill" in session_resources(scratch_python, tmp_path)["skills"]
+
+
+def _agent(tmp_path: Path) -> Path:
+    import os
+
+    return Path(os.environ["PI_CODING_AGENT_DIR"]) / "settings.json"
+
+
+def test_git_python_project_is_cloned_installed_and_reinstalled_on_update(scratch_python: Path,
+                                                                         tmp_path: Path) -> None:
+    repo = git_repo(python_package(tmp_path / "repo"))
+    source = f"git+file://{repo}"
+    assert run_pi(scratch_python, tmp_path, "install", source).returncode == 0
+    resources = session_resources(scratch_python, tmp_path)
+    assert "sample-skill" in resources["skills"] and "sample_tool" in resources["tools"]
+
+    write(repo / "pi_sample" / "prompts" / "later.md", "Later $1\n")
+    commit_all(repo, "a new prompt")
+    updated = run_pi(scratch_python, tmp_path, "update", "--extensions")
+    assert updated.returncode == 0 and f"Updated {source}" in updated.stdout
+    assert "later" in session_resources(scratch_python, tmp_path)["prompts"]
+
+    assert run_pi(scratch_python, tmp_path, "remove", source).returncode == 0
+    assert "sample_tool" not in session_resources(scratch_python, tmp_path)["tools"]
+
+
+def test_failed_pip_is_reported_and_nothing_is_recorded(tmp_path: Path, scratch_python: Path) -> None:
+    result = run_pi(scratch_python, tmp_path, "install", "pypi:pi-no-such-package")
+    assert result.returncode == 1 and "pip install pi-no-such-package failed" in result.stderr
+    assert not _agent(tmp_path).exists()
+    missing = run_pi(scratch_python, tmp_path, "install", str(tmp_path / "no-such-project"))
+    assert missing.returncode == 1 and "path does not exist" in missing.stderr
+
+
+def test_uv_is_used_when_it_is_on_path(tmp_path: Path, scratch_python: Path) -> None:
+    # a stand-in uv that records its arguments and hands the work to pip, as `uv pip` would do it
+    bin_dir = tmp_path / "bin"
+    log = tmp_path / "uv.log"
+    write(bin_dir / "uv", f"""
+        #!{sys.executable}
+        import subprocess, sys
+        open({str(log)!r}, "a").write(" ".join(sys.argv[1:]) + "\\n")
+        args = sys.argv[2:]
+        python = args[args.index("--python") + 1]
+        rest = [a for i, a in enumerate(args) if a != "--python" and (i == 0 or args[i - 1] != "--python")]
+        if rest[0] == "uninstall":
+            rest.insert(1, "--yes")
+        sys.exit(subprocess.call([python, "-m", "pip", *rest]))
+        """).chmod(0o755)
+    import os
+
+    env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "PI_PACKAGE_INSTALLER": ""}
+    project = python_package(tmp_path / "sample")
+    assert run_pi(scratch_python, tmp_path, "install", str(project), env=env).returncode == 0
+    assert log.read_text().startswith(f"pip install --python {scratch_python} {project}")
+    assert "sample-skill" in session_resources(scratch_python, tmp_path)["skills"]
+
+
+def test_dash_e_pypi_name_loads_for_one_run_only(scratch_python: Path, tmp_path: Path) -> None:
+    wheels = tmp_path / "wheels"
+    build_wheel(python_package(tmp_path / "sample"), wheels)
+    env = {"PIP_FIND_LINKS": str(wheels)}
+    rows = run_pi(scratch_python, tmp_path, "-e", "pypi:pi-sample", "plugins", "--json", env=env)
+    assert rows.returncode == 0, rows.stderr
+    assert any(json.loads(line)["tools"] == ["sample_tool"] for line in rows.stdout.splitlines())
+    listing = run_pi(scratch_python, tmp_path, "-e", "pypi:pi-sample", "list", env=env)
+    assert "This run only (-e):" in listing.stdout and "pi_sample/skills/sample-skill/SKILL.md" in listing.stdout
+    # nothing was installed into the environment, nothing recorded
+    assert "sample_tool" not in run_pi(scratch_python, tmp_path, "plugins", "--json").stdout
+    assert not _agent(tmp_path).exists()
