@@ -39,7 +39,7 @@ OPTIONS: tuple[tuple[str, str], ...] = (
     ("--no-builtin-tools, -nbt", "Start without the built-in tools; tools of plugins stay"),
     ("--toolset <name>", "A named tool set: default, readonly, all, or one a plugin registers"),
     ("--thinking <level>", "Thinking level: off, minimal, low, medium, high, xhigh, max"),
-    ("--extension, -e <path>", "Load a plugin file or package directory, or builtin:<name> (repeatable)"),
+    ("--extension, -e <path|source>", "Load a plugin file, a package (dir, pypi:NAME, git URL) for this run, or builtin:<name> (repeatable)"),
     ("--no-extensions, -ne", "Do not discover extension files (global, project, settings); -e still loads"),
     ("--no-plugins", "Do not load pip-installed plugins"),
     ("--skill <path>", "Load a skill file or directory (repeatable)"),
