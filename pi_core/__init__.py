@@ -121,6 +121,11 @@ _EXPORTS: dict[str, str] = {
     "truncate_line": "pi_core.toolkit.truncate",
     "truncate_tail": "pi_core.toolkit.truncate",
     "walk": "pi_core.toolkit.ignore",
+    # --- reading untrusted JSON --------------------------------------------------------------
+    "JSON_MAX_DEPTH": "pi_core.safejson",
+    "JSONInputError": "pi_core.safejson",
+    "json_safe": "pi_core.safejson",
+    "parse_json": "pi_core.safejson",
     # --- messages (re-exported from pi_core.ai) -----------------------------------------------
     "AbortController": "pi_core.ai.abort",
     "AbortSignal": "pi_core.ai.abort",
@@ -269,6 +274,7 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
     )
     from .runtime.compaction import CompactionError, CompactionResult
     from .runtime.agent_session import AgentSession, SessionBusyError
+    from .safejson import JSON_MAX_DEPTH, JSONInputError, json_safe, parse_json
     from .session.branch_summary import BranchPreparation
     from .session.compaction import CompactionPreparation, FileOps
     from .sdk import SetupError, create_agent_session

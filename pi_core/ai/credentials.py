@@ -8,13 +8,14 @@ form, still accepted), or a literal. ``$!`` at the start escapes a literal ``!``
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from ..safejson import parse_json
 
 _ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 _ENV_REF = re.compile(r"^\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))$")
@@ -91,7 +92,7 @@ class AuthFile:
             self.errors.append(f"{self.path}: {exc}")
             return {}
         try:
-            data = json.loads(text) if text.strip() else {}
+            data = parse_json(text) if text.strip() else {}
         except ValueError as exc:
             self.errors.append(f"{self.path}: invalid JSON ({exc})")
             return {}

@@ -36,8 +36,10 @@ def _truncate(text: str) -> str:
 
 
 def _parse(body: str) -> Any:
+    from ..safejson import parse_json
+
     try:
-        return json.loads(body)
+        return parse_json(body)
     except ValueError:
         return None
 

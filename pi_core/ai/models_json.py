@@ -12,12 +12,12 @@ is validated on its own: a broken entry is reported and skipped, the rest still 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from ..safejson import parse_json
 from .types import PiModel
 
 
@@ -93,7 +93,7 @@ def load_models_json(path: Path) -> tuple[dict[str, ProviderEntry], list[str]]:
     except OSError as exc:
         return {}, [f"{path}: {exc}"]
     try:
-        data = json.loads(strip_jsonc(text)) if text.strip() else {}
+        data = parse_json(strip_jsonc(text)) if text.strip() else {}
     except ValueError as exc:
         return {}, [f"{path}: invalid JSON ({exc}); custom models are not loaded"]
     providers = data.get("providers") if isinstance(data, dict) else None

@@ -14,6 +14,8 @@ from typing import Any
 
 from pydantic_core import from_json
 
+from ..safejson import JSONInputError, json_safe, parse_json
+
 _CONTROL = re.compile(r"[\x00-\x1f]")
 
 
@@ -42,12 +44,12 @@ def repair_json(text: str) -> str:
 
 def _strict(text: str) -> Any:
     try:
-        return json.loads(text)
-    except ValueError:
+        return parse_json(text)
+    except JSONInputError:
         repaired = repair_json(text)
         if repaired is text:
             raise
-        return json.loads(repaired)
+        return parse_json(repaired)
 
 
 def parse_json_with_repair(text: str) -> Any:
@@ -88,7 +90,7 @@ def parse_tool_arguments(text: str) -> tuple[dict[str, Any], str | None]:
     try:
         value = _strict(text)
     except ValueError as exc:
-        return parse_streaming_arguments(text), f"Invalid JSON in tool arguments: {exc}"
+        return json_safe(parse_streaming_arguments(text)), f"Invalid JSON in tool arguments: {exc}"
     if not isinstance(value, dict):
         return {}, f"Tool arguments must be a JSON object, got {type(value).__name__}"
     return value, None

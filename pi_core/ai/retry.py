@@ -13,7 +13,6 @@ a server-requested ``Retry-After`` honoured up to 60 s (a longer one fails fast)
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -51,8 +50,10 @@ def error_status(text: str) -> int | None:
     if match:
         return int(match.group(1))
     if text.startswith("{"):
+        from ..safejson import parse_json
+
         try:
-            data = json.loads(text)
+            data = parse_json(text)
         except ValueError:
             return None
         code = (data.get("error") or {}).get("code") if isinstance(data, dict) and isinstance(data.get("error"), dict) \

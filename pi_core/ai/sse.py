@@ -26,9 +26,9 @@ class SSEEvent:
 
     def json(self) -> Any:
         """``data`` parsed as JSON."""
-        import json
+        from ..safejson import parse_json
 
-        return json.loads(self.data)
+        return parse_json(self.data)
 
     def __repr__(self) -> str:
         return f"SSEEvent(event={self.event!r}, data={self.data!r})"

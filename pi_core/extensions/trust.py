@@ -14,6 +14,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from ..safejson import parse_json
+
 #: Files and directories under ``.pi/`` that only load in a trusted project (as in pi).
 TRUST_GATED = ("settings.json", "mcp.json", "extensions", "skills", "prompts", "themes",
                "SYSTEM.md", "APPEND_SYSTEM.md")
@@ -50,7 +52,7 @@ class TrustStore:
         except FileNotFoundError:
             return {}
         try:
-            data = json.loads(text)
+            data = parse_json(text)
         except ValueError as exc:
             raise TrustStoreError(f"cannot read trust store {self.path}: {exc}") from exc
         if not isinstance(data, dict) or any(v not in (True, False, None) for v in data.values()):

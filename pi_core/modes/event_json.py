@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..agent.tools import ToolResult
+from ..safejson import json_safe
 
 # Fields that are part of the in-process event but not of pi's JSON line.
 _DROP: dict[str, set[str]] = {
@@ -74,8 +75,11 @@ def _stream_event(event: Any) -> Any:
 
 def dumps(event: Any) -> str:
     """One JSON line (no newline). U+2028/U+2029 are escaped so line-based readers never split a record."""
-    text = json.dumps(event_to_json(event) if not isinstance(event, dict) else event, ensure_ascii=False,
-                      separators=(",", ":"))
+    data = event_to_json(event) if not isinstance(event, dict) else event
+    try:
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except ValueError:  # a non-finite float (a model's 1e400): JSON.stringify writes null
+        text = json.dumps(json_safe(data), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 

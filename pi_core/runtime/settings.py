@@ -359,10 +359,12 @@ def parse_settings_text(text: str, path: Path) -> dict[str, Any]:
     """A settings file's JSON object (empty text is ``{}``); :class:`SettingsError` otherwise."""
     if not text.strip():
         return {}
+    from ..safejson import parse_json
+
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SettingsError(f"{path}: invalid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from exc
+        data = parse_json(text)
+    except ValueError as exc:
+        raise SettingsError(f"{path}: invalid JSON ({exc})") from None
     if not isinstance(data, dict):
         raise SettingsError(f"{path}: expected a JSON object, found {type(data).__name__}")
     return data

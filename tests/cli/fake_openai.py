@@ -2,7 +2,8 @@
 
 Turns use the conformance ``script.json`` shape: ``{"text": ..., "tool_calls": [{id, name, arguments}],
 "error": {"status": 400, "message": ...}, "delay": seconds, "chunk_delay": seconds}``. Each request is
-answered by the next turn and recorded.
+answered by the next turn and recorded. A tool call may give ``raw_arguments`` (the exact text sent)
+instead of ``arguments``.
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ def _chunks(turn: dict[str, Any], seq: int) -> list[dict[str, Any]]:
         for i in range(0, len(text), 8):
             out.append({**base, "choices": [{"index": 0, "delta": {"content": text[i:i + 8]}}]})
     for index, call in enumerate(turn.get("tool_calls") or []):
-        args = json.dumps(call["arguments"])
+        args = call["raw_arguments"] if "raw_arguments" in call else json.dumps(call["arguments"])
         out.append({**base, "choices": [{"index": 0, "delta": {"tool_calls": [
             {"index": index, "id": call["id"], "type": "function", "function": {"name": call["name"], "arguments": ""}}]}}]})
         for i in range(0, len(args), 10):

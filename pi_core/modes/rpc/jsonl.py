@@ -4,6 +4,12 @@ JSON strings may hold U+2028, U+2029, ``\\x85`` or a lone ``\\r`` raw, so text-m
 ``str.splitlines()`` would tear records apart. Input is read as bytes, split on ``b"\\n"``, one
 trailing ``\\r`` is stripped and each record is decoded on its own (invalid UTF-8 becomes U+FFFD, as
 in Node). A last record without a newline still counts at end of input.
+
+Input is untrusted: a record longer than :data:`MAX_RECORD_BYTES` is dropped as it streams (memory
+stays bounded) and reported as :class:`Oversized`; records are parsed with
+:func:`pi_core.safejson.parse_json` (depth limit, no ``NaN``/``Infinity``, no ``1e400``).
+Output never contains ``NaN``/``Infinity`` either: non-finite floats are written as ``null``, as
+``JSON.stringify`` does.
 """
 
 from __future__ import annotations
@@ -14,31 +20,74 @@ import os
 import re
 import threading
 from collections.abc import Callable
-from typing import Any, BinaryIO
+from dataclasses import dataclass
+from typing import Any, BinaryIO, Union
+
+from ...safejson import json_safe, parse_json
 
 CHUNK = 65536
+MAX_RECORD_BYTES = 64 * 1024 * 1024
+"""The longest command line accepted (a prompt with several large images fits)."""
 _UNSAFE = re.compile("[\u2028\u2029\ud800-\udfff]")
+
+
+@dataclass(frozen=True)
+class Oversized:
+    """A record that was longer than the limit; its bytes were dropped."""
+
+    size: int
+    limit: int
+
+    def message(self) -> str:
+        return f"the command is {self.size} bytes, over the limit of {self.limit} bytes"
+
+
+Record = Union[str, Oversized]
 
 
 class LineSplitter:
     """Turns a byte stream into records (``str``), however the bytes arrive."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_record: int = MAX_RECORD_BYTES) -> None:
         self._buffer = bytearray()
+        self._max = max_record
+        self._skipped = 0  # > 0 while dropping the rest of an oversized record
 
-    def feed(self, data: bytes) -> list[str]:
+    def feed(self, data: bytes) -> list[Record]:
         """The records completed by ``data``."""
-        self._buffer += data
-        if b"\n" not in data:
-            return []
-        *complete, rest = bytes(self._buffer).split(b"\n")
-        self._buffer = bytearray(rest)
-        return [_decode(line) for line in complete]
+        records: list[Record] = []
+        start = 0
+        while start < len(data):
+            end = data.find(b"\n", start)
+            self._take(data[start:] if end < 0 else data[start:end])
+            if end < 0:
+                break
+            records.append(self._complete())
+            start = end + 1
+        return records
 
-    def end(self) -> list[str]:
+    def end(self) -> list[Record]:
         """At end of input: the unterminated last record, if any."""
-        rest, self._buffer = bytes(self._buffer), bytearray()
-        return [_decode(rest)] if rest else []
+        if not self._buffer and not self._skipped:
+            return []
+        return [self._complete()]
+
+    def _take(self, piece: bytes) -> None:
+        if self._skipped:
+            self._skipped += len(piece)
+        elif len(self._buffer) + len(piece) > self._max:
+            self._skipped = len(self._buffer) + len(piece)
+            self._buffer = bytearray()
+        else:
+            self._buffer += piece
+
+    def _complete(self) -> Record:
+        if self._skipped:
+            record: Record = Oversized(self._skipped, self._max)
+            self._skipped = 0
+            return record
+        line, self._buffer = bytes(self._buffer), bytearray()
+        return _decode(line)
 
 
 def _decode(line: bytes) -> str:
@@ -47,16 +96,9 @@ def _decode(line: bytes) -> str:
     return line.decode("utf-8", errors="replace")
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-_decoder = json.JSONDecoder(parse_constant=_reject_constant)
-
-
 def parse_record(text: str) -> Any:
-    """One record as ``JSON.parse`` reads it (``NaN``/``Infinity`` rejected); raises ``ValueError``."""
-    return _decoder.decode(text)
+    """One record as ``JSON.parse`` reads it, within the depth limit; raises ``ValueError``."""
+    return parse_json(text, max_bytes=MAX_RECORD_BYTES)
 
 
 def serialize(record: dict[str, Any], raw_data: str | None = None) -> bytes:
@@ -66,7 +108,10 @@ def serialize(record: dict[str, Any], raw_data: str | None = None) -> bytes:
     JavaScript ``readline`` — a common mistake — still get whole records; lone surrogates are
     escaped as ``JSON.stringify`` does, so the line is always valid UTF-8.
     """
-    text = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+    try:
+        text = json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except ValueError:  # a non-finite float somewhere: JSON.stringify writes null
+        text = json.dumps(json_safe(record), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     if raw_data is not None:
         text = text[:-1] + ',"data":' + raw_data + "}"
     if not text.isascii():
@@ -75,7 +120,7 @@ def serialize(record: dict[str, Any], raw_data: str | None = None) -> bytes:
 
 
 def start_reader(source: BinaryIO | int, loop: asyncio.AbstractEventLoop,
-                 deliver: Callable[[str | None], None]) -> threading.Thread:
+                 deliver: Callable[[Record | None], None]) -> threading.Thread:
     """Read ``source`` in a daemon thread; ``deliver(record)`` runs on ``loop``, ``deliver(None)`` at EOF.
 
     A thread (not ``loop.connect_read_pipe``) because stdin may be a regular file, a pipe or a tty,
@@ -114,7 +159,7 @@ def _read_function(source: BinaryIO | int) -> Callable[[], bytes]:
     return lambda: os.read(fd, CHUNK)
 
 
-def _post(loop: asyncio.AbstractEventLoop, deliver: Callable[[str | None], None], record: str | None) -> bool:
+def _post(loop: asyncio.AbstractEventLoop, deliver: Callable[[Record | None], None], record: Record | None) -> bool:
     try:
         loop.call_soon_threadsafe(deliver, record)
     except RuntimeError:  # the loop is closed: nobody is listening any more
@@ -148,4 +193,5 @@ class Output:
                 self._on_close()
 
 
-__all__ = ["LineSplitter", "Output", "parse_record", "serialize", "start_reader"]
+__all__ = ["MAX_RECORD_BYTES", "LineSplitter", "Output", "Oversized", "Record", "parse_record", "serialize",
+           "start_reader"]

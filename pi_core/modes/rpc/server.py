@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
 from ..event_json import event_to_json
 from .commands import ANSWERED, COMMANDS, RawJson
-from .jsonl import Output, parse_record, start_reader
+from .jsonl import Output, Oversized, Record, parse_record, start_reader
 from .protocol import RpcError, failure, success
 from .ui import RpcUI
 
@@ -72,7 +72,10 @@ class RpcServer:
             return
         if record.get("type") in ("auto_retry_start", "agent_start", "agent_settled"):
             self.retry_waiting = record["type"] == "auto_retry_start"
-        self.write(record)
+        try:
+            self.write(record)
+        except (TypeError, ValueError, RecursionError) as exc:
+            self.report(f"cannot serialise {record.get('type')!r}: {exc!r}")
 
     def cancel_retry_wait(self) -> bool:
         """End a run that is only waiting to retry: its prompt task is cancelled in the delay, and the
@@ -159,12 +162,15 @@ class RpcServer:
 
     # -- commands ------------------------------------------------------------------------------
 
-    def _on_line(self, line: str) -> None:
+    def _on_line(self, line: Record) -> None:
+        if isinstance(line, Oversized):
+            self.write(failure(None, "parse", f"Failed to parse command: {line.message()}"))
+            return
         if not line.strip():
             return  # blank lines carry nothing (pi answers them with a parse error)
         try:
             command = parse_record(line)
-        except ValueError as exc:
+        except (ValueError, RecursionError, MemoryError) as exc:  # whatever a line holds, the loop goes on
             self.write(failure(None, "parse", f"Failed to parse command: {exc}"))
             return
         if not isinstance(command, dict):
@@ -196,10 +202,14 @@ class RpcServer:
             return
         if data is ANSWERED:
             return
-        if isinstance(data, RawJson):
-            self.write(success(request_id, kind), raw_data=str(data))
-        else:
-            self.write(success(request_id, kind, data))
+        try:
+            if isinstance(data, RawJson):
+                self.write(success(request_id, kind), raw_data=str(data))
+            else:
+                self.write(success(request_id, kind, data))
+        except (TypeError, ValueError, RecursionError) as exc:  # the answer cannot be written as JSON
+            self.report(f"cannot serialise the {kind} response: {exc!r}")
+            self.write(failure(request_id, kind, f"the response could not be written as JSON: {exc}"))
 
 
 async def run_rpc(session: AgentSession, *, stdin: BinaryIO | int | None = None,
