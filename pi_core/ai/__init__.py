@@ -138,6 +138,36 @@ _EXPORTS: dict[str, str] = {
     "agent_dir": "pi_core.ai.credentials",
     "env_api_key": "pi_core.ai.credentials",
     "resolve_config_value": "pi_core.ai.credentials",
+    # --- sign-in and credentials -----------------------------------------------------------------
+    "AuthError": "pi_core.ai.auth.types",
+    "AuthResult": "pi_core.ai.auth.types",
+    "OAuthFlow": "pi_core.ai.auth.types",
+    "ProviderAuth": "pi_core.ai.auth.types",
+    "CredentialStore": "pi_core.ai.auth.store",
+    "CredentialStoreError": "pi_core.ai.auth.store",
+    "AuthUrlEvent": "pi_core.ai.auth.interaction",
+    "DeviceCodeEvent": "pi_core.ai.auth.interaction",
+    "InfoEvent": "pi_core.ai.auth.interaction",
+    "LoginCancelled": "pi_core.ai.auth.interaction",
+    "LoginEvent": "pi_core.ai.auth.interaction",
+    "LoginInteraction": "pi_core.ai.auth.interaction",
+    "LoginOption": "pi_core.ai.auth.interaction",
+    "ProgressEvent": "pi_core.ai.auth.interaction",
+    "CallbackServer": "pi_core.ai.auth.oauth",
+    "OAuthError": "pi_core.ai.auth.oauth",
+    "Poll": "pi_core.ai.auth.oauth",
+    "auth_request": "pi_core.ai.auth.oauth",
+    "auth_url": "pi_core.ai.auth.oauth",
+    "callback_or_paste": "pi_core.ai.auth.oauth",
+    "decode_jwt_claims": "pi_core.ai.auth.oauth",
+    "expires_at": "pi_core.ai.auth.oauth",
+    "parse_pasted_code": "pi_core.ai.auth.oauth",
+    "pkce_challenge": "pi_core.ai.auth.oauth",
+    "pkce_pair": "pi_core.ai.auth.oauth",
+    "poll_device_code": "pi_core.ai.auth.oauth",
+    "random_state": "pi_core.ai.auth.oauth",
+    "start_callback_server": "pi_core.ai.auth.oauth",
+    "token_fields": "pi_core.ai.auth.oauth",
     # --- faux provider --------------------------------------------------------------------------
     "FauxProvider": "pi_core.ai.faux",
     "FauxRequest": "pi_core.ai.faux",
@@ -168,6 +198,35 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
     from .abort import AbortController, AbortError, AbortSignal
+    from .auth.interaction import (
+        AuthUrlEvent,
+        DeviceCodeEvent,
+        InfoEvent,
+        LoginCancelled,
+        LoginEvent,
+        LoginInteraction,
+        LoginOption,
+        ProgressEvent,
+    )
+    from .auth.oauth import (
+        CallbackServer,
+        OAuthError,
+        Poll,
+        auth_request,
+        auth_url,
+        callback_or_paste,
+        decode_jwt_claims,
+        expires_at,
+        parse_pasted_code,
+        pkce_challenge,
+        pkce_pair,
+        poll_device_code,
+        random_state,
+        start_callback_server,
+        token_fields,
+    )
+    from .auth.store import CredentialStore, CredentialStoreError
+    from .auth.types import AuthError, AuthResult, OAuthFlow, ProviderAuth
     from .catalog import catalog_index, catalog_provider, catalog_providers, load_catalog
     from .client import complete, stream
     from .cost import calculate_cost, total_tokens

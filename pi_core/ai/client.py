@@ -9,10 +9,14 @@ stream; the aborted message keeps what had arrived.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from typing import Any
 
 from .abort import AbortSignal
-from .errors import ProviderError, describe_exception
+from .auth.resolve import login_hint
+from .auth.types import AuthResult
+from .errors import ProviderError, ProviderHTTPError, describe_exception
+from .http import merge_headers
 from .event_stream import ABORTED_MESSAGE, EventStream, StreamWriter
 from .options import StreamOptions
 from .registry import ModelRegistry, default_registry
@@ -63,6 +67,7 @@ def _start(model: Model, context: Context, options: StreamOptions, registry: Mod
 
 async def _produce(model: Model, context: Context, options: StreamOptions, registry: ModelRegistry | None,
                    writer: StreamWriter) -> None:
+    options = dataclasses.replace(options)  # credentials are filled in per attempt; a retry starts afresh
     signal = options.signal
     remove = None
     if signal is not None:
@@ -76,8 +81,22 @@ async def _produce(model: Model, context: Context, options: StreamOptions, regis
         api = reg.get_api(model.api)
         if api is None:
             raise ProviderError(f"No API provider registered for api: {model.api}")
-        options.api_key = reg.get_api_key(model.provider, options.api_key)
-        await api.stream(model, context, options, writer)
+        auth = await reg.resolve_auth(model.provider, options.api_key)
+        given = options.headers
+        try:
+            await api.stream(_authenticated(model, options, auth, given), context, options, writer)
+        except ProviderHTTPError as exc:
+            if exc.status != 401 or auth is None or auth.kind != "oauth" or writer.started:
+                raise
+            # The token was refused before it expired (revoked, or rotated by another client): refresh once.
+            auth = await reg.resolve_auth(model.provider, reject=auth)
+            try:
+                await api.stream(_authenticated(model, options, auth, given), context, options, writer)
+            except ProviderHTTPError as again:
+                if again.status != 401 or writer.started:
+                    raise
+                raise ProviderError(f"{again} (the {model.provider} sign-in was refused even after refreshing "
+                                    f"its token; {login_hint(model.provider)})", status=401) from again
         if not writer.finished:
             writer.finish()
     except asyncio.CancelledError:
@@ -89,6 +108,22 @@ async def _produce(model: Model, context: Context, options: StreamOptions, regis
     finally:
         if remove is not None:
             remove()
+
+
+def _authenticated(model: Model, options: StreamOptions, auth: AuthResult | None,
+                   given: dict[str, str] | None) -> Model:
+    """Apply ``auth`` to the options (key, headers, env) and return the model to call (with the
+    credential's base URL, for providers whose endpoint depends on the account)."""
+    options.auth = auth
+    if auth is None:
+        options.api_key = None
+        return model
+    options.api_key = auth.api_key
+    if auth.env:
+        options.env = {**auth.env, **(options.env or {})}
+    # Model headers keep priority over auth headers, as in pi; headers given to stream() win over both.
+    options.headers = merge_headers(auth.headers, model.headers, given) if auth.headers else given
+    return model.model_copy(update={"base_url": auth.base_url}) if auth.base_url else model
 
 
 async def complete(model: Model, context: Context | dict[str, Any], **options: Any) -> AssistantMessage:

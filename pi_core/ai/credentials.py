@@ -1,4 +1,5 @@
-"""API keys: ``<agent dir>/auth.json``, environment variables, and pi's config-value forms.
+"""API keys from environment variables, and pi's config-value forms (``auth.json`` itself is
+:mod:`pi_core.ai.auth.store`).
 
 A config value (``apiKey`` and header values in ``models.json``, ``key`` in ``auth.json``) is one of:
 ``!command`` (the command's stdout, trimmed; run once per process, 10 s timeout), ``$VAR`` or ``${VAR}``
@@ -15,7 +16,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..safejson import parse_json
 
 _ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 _ENV_REF = re.compile(r"^\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))$")
@@ -74,41 +74,4 @@ def env_api_key(names: list[str] | tuple[str, ...] | str | None,
     return None
 
 
-class AuthFile:
-    """``<agent dir>/auth.json``: ``{"<provider>": {"type": "api_key", "key": "..."} | {"type": "oauth",
-    "access": "...", ...}}``. Read-only here; a broken file is reported in ``errors`` and ignored."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.errors: list[str] = []
-        self.entries: dict[str, Any] = self._load()
-
-    def _load(self) -> dict[str, Any]:
-        try:
-            text = self.path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return {}
-        except OSError as exc:
-            self.errors.append(f"{self.path}: {exc}")
-            return {}
-        try:
-            data = parse_json(text) if text.strip() else {}
-        except ValueError as exc:
-            self.errors.append(f"{self.path}: invalid JSON ({exc})")
-            return {}
-        if not isinstance(data, dict):
-            self.errors.append(f"{self.path}: expected an object of providers")
-            return {}
-        return data
-
-    def api_key(self, provider: str, env: Mapping[str, str] | None = None) -> str | None:
-        """The key stored for ``provider`` (an API key, or an OAuth access token)."""
-        entry = self.entries.get(provider)
-        if not isinstance(entry, dict):
-            return None
-        if entry.get("type") == "oauth":
-            return entry.get("access") or None
-        return resolve_config_value(entry.get("key"), env)
-
-
-__all__ = ["AuthFile", "agent_dir", "env_api_key", "resolve_config_value"]
+__all__ = ["agent_dir", "env_api_key", "resolve_config_value"]

@@ -12,6 +12,7 @@ from .abort import AbortSignal
 from .types import Context, Model
 
 if TYPE_CHECKING:
+    from .auth.types import AuthResult
     from .event_stream import StreamWriter
 
 #: Default thinking budgets (tokens) per level for budget-based providers.
@@ -45,6 +46,18 @@ class StreamOptions:
     metadata: dict[str, Any] | None = None
     read_timeout: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    env: dict[str, str] | None = None
+    """Environment values for this provider that take priority over the process environment (a stored
+    credential's ``env`` object); read them with :meth:`getenv`."""
+    auth: AuthResult | None = None
+    """The resolved credential (set by ``stream()``): its kind, source and provider-specific extras."""
+
+    def getenv(self, name: str) -> str | None:
+        """``name`` from :attr:`env`, else from the process environment (empty counts as unset)."""
+        import os
+
+        value = (self.env or {}).get(name) or os.environ.get(name)
+        return value.strip() or None if value else None
 
     @property
     def thinking(self) -> str | None:

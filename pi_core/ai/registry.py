@@ -4,7 +4,8 @@ An *API* is a wire protocol implementation (``anthropic-messages``); a *provider
 its auth and model catalog (``anthropic``, ``groq``, ``ollama``). Plugins register both through the
 ``register_providers`` hook. The registry merges, in pi's order: built-in providers, then
 ``<agent dir>/models.json``, then providers of other plugins; it resolves ``--provider/--model``, finds
-API keys (explicit → ``auth.json`` → environment → ``models.json``), and the stream function of a model.
+credentials in pi's order (explicit → ``auth.json`` → ``models.json`` → environment; see
+:mod:`pi_core.ai.auth.resolve`), and the stream function of a model.
 """
 
 from __future__ import annotations
@@ -16,7 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .credentials import AuthFile, agent_dir, env_api_key, resolve_config_value
+from .auth.resolve import Resolver
+from .auth.store import CredentialStore
+from .auth.types import AuthResult, ProviderAuth
+from .credentials import agent_dir, resolve_config_value
 from .http import is_loopback_url
 from .models_json import ProviderEntry, load_models_json
 from .options import StreamFn
@@ -57,6 +61,10 @@ class ProviderConfig:
     auth_header: bool = False
     requires_api_key: bool = True
     """``False`` for providers that work without a key (scripted or local ones)."""
+    auth: ProviderAuth | None = None
+    """How the provider signs in (OAuth flows, ambient credentials); ``None``: API keys only."""
+    display_name: str = ""
+    """The provider's name in messages and ``/login`` (``"GitHub Copilot"``); default: ``name``."""
 
     def env_vars(self) -> list[str]:
         names = self.api_key_env
@@ -189,9 +197,11 @@ class ModelRegistry:
                 self._apply_entry(name, entry)
         for config in self._extra:
             self._apply_plugin(config)
-        self._auth = AuthFile(self.agent_dir / "auth.json") if self._load_files else None
-        if self._auth is not None:
-            self.errors.extend(self._auth.errors)
+        self.credentials = CredentialStore(self.agent_dir / "auth.json") if self._load_files else None
+        self._resolver = Resolver(self.credentials, self._env)
+        if self.credentials is not None:
+            self.credentials.read_all()
+            self.errors.extend(self.credentials.errors)
 
     # -- merging ------------------------------------------------------------------------------
     def _apply_plugin(self, config: ProviderConfig) -> None:
@@ -290,31 +300,36 @@ class ModelRegistry:
         return models.get(wanted) if wanted in models else next(iter(models.values()), None)
 
     # -- auth -----------------------------------------------------------------------------------
+    def provider_auth(self, provider: str) -> ProviderAuth:
+        """How ``provider`` signs in (API keys only unless its config says more)."""
+        config = self.get_provider(provider)
+        return config.auth if config is not None and config.auth is not None else ProviderAuth()
+
+    async def resolve_auth(self, provider: str, explicit: str | None = None, *, reject: AuthResult | None = None,
+                           min_validity_ms: int | None = None) -> AuthResult | None:
+        """The credential of a request to ``provider``: explicit → ``auth.json`` (OAuth tokens refreshed
+        when they expire within five minutes) → ``models.json`` → environment/ambient. ``reject`` is an
+        OAuth result the server refused with 401: it is refreshed once more. Raises
+        :class:`~pi_core.ai.AuthError` when a stored sign-in cannot be refreshed."""
+        return await self._resolver.resolve(provider, self.get_provider(provider), self.provider_auth(provider),
+                                            self._custom_keys.get(provider), explicit, reject=reject,
+                                            min_validity_ms=min_validity_ms)
+
     def get_api_key(self, provider: str, explicit: str | None = None) -> str | None:
-        """API key for ``provider``: explicit → ``auth.json`` → environment → ``models.json``/plugin value."""
-        if explicit:
-            return explicit
-        if self._auth is not None:
-            key = self._auth.api_key(provider, self._env)
-            if key:
-                return key
-        found = self._providers.get(provider)
-        if found is not None:
-            key = env_api_key(found.config.env_vars(), self._env)
-            if key:
-                return key
-            if found.config.api_key:
-                key = resolve_config_value(found.config.api_key, self._env)
-                if key:
-                    return key
-        return resolve_config_value(self._custom_keys[provider], self._env) if provider in self._custom_keys else None
+        """The API key for ``provider`` in the order of :meth:`resolve_auth`, without refreshing (an OAuth
+        access token is returned as stored) or awaiting ambient credentials."""
+        found = self._resolver.resolve_sync(provider, self.get_provider(provider), self.provider_auth(provider),
+                                            self._custom_keys.get(provider), explicit)
+        return found.api_key if found is not None else None
 
     def has_auth(self, provider: str) -> bool:
-        """Whether requests to ``provider`` can be authenticated (a key is found, or none is needed)."""
+        """Whether requests to ``provider`` can be authenticated (a credential is configured, or none is
+        needed). Runs no commands and makes no requests."""
         config = self.get_provider(provider)
         if config is not None and not config.requires_api_key:
             return True
-        return self.get_api_key(provider) is not None
+        return self._resolver.configured(provider, config, self.provider_auth(provider),
+                                         self._custom_keys.get(provider))
 
     # -- resolution -----------------------------------------------------------------------------
     def resolve(self, provider: str | None = None, model: str | None = None, *,

@@ -1,7 +1,11 @@
 """API ``anthropic-messages``: Anthropic's Messages API (also MiniMax, and OpenRouter/Fireworks models
 served through it).
 
-``POST {baseUrl}/v1/messages?beta=true`` with ``stream: true``; auth ``x-api-key``. Thinking uses a
+``POST {baseUrl}/v1/messages?beta=true`` with ``stream: true``; auth ``x-api-key``, or a bearer token:
+a Claude Pro/Max sign-in (an OAuth token, ``sk-ant-oat…``) is sent the way Claude Code sends it — the
+``Authorization`` header, Claude Code's user agent and beta flags, its identity as the first system
+block and its tool names (``Read`` for ``read``), which the subscription backend requires — and an
+``Authorization`` header from the credential (``ANTHROPIC_AUTH_TOKEN``, Copilot) replaces the key. Thinking uses a
 token budget per level (``enabled``) or, for models whose compat says ``forceAdaptiveThinking``,
 ``adaptive`` thinking with an effort. Prompt-cache markers go on the system prompt, the last tool and the
 last user block. Thinking signatures are kept and replayed; redacted thinking round-trips as
@@ -54,6 +58,32 @@ STOP_REASONS = {"end_turn": "stop", "max_tokens": "length", "tool_use": "toolUse
                 "stop_sequence": "stop", "model_context_window_exceeded": "length"}
 
 
+#: What the subscription backend expects of a Claude Code client (facts of that service, not pi's).
+CLAUDE_CODE_VERSION = "2.1.322"
+CLAUDE_CODE_BETAS = ("claude-code-20250219", "oauth-2025-04-20")
+CLAUDE_CODE_IDENTITY = "You are Claude Code, Anthropic's official CLI for Claude."
+CLAUDE_CODE_TOOLS = {name.lower(): name for name in (
+    "Read", "Write", "Edit", "Bash", "Grep", "Glob", "AskUserQuestion", "EnterPlanMode", "ExitPlanMode",
+    "KillShell", "NotebookEdit", "Skill", "Task", "TaskOutput", "TodoWrite", "WebFetch", "WebSearch")}
+
+
+def is_oauth_token(key: str | None) -> bool:
+    """Whether ``key`` is a Claude subscription token (sent as a bearer token, Claude Code style)."""
+    return bool(key) and "sk-ant-oat" in key  # type: ignore[operator]
+
+
+def claude_code_name(name: str, oauth: bool) -> str:
+    return CLAUDE_CODE_TOOLS.get(name.lower(), name) if oauth else name
+
+
+def tool_name_from_reply(name: str, context: Context, oauth: bool) -> str:
+    """The conversation's own name of a tool the model called by its Claude Code name."""
+    if not oauth:
+        return name
+    lowered = name.lower()
+    return next((t.name for t in context.tools or [] if t.name.lower() == lowered), name)
+
+
 def compat_of(model: Model) -> dict[str, Any]:
     c = model.compat or {}
     openrouter = model.provider == "openrouter" or "openrouter.ai" in model.base_url
@@ -99,7 +129,7 @@ def _user(message: UserMessage) -> dict[str, Any] | None:
     return {"role": "user", "content": blocks} if blocks else None
 
 
-def _assistant(message: AssistantMessage, allow_empty_signature: bool) -> dict[str, Any] | None:
+def _assistant(message: AssistantMessage, allow_empty_signature: bool, oauth: bool = False) -> dict[str, Any] | None:
     blocks: list[dict[str, Any]] = []
     for block in message.content:
         if isinstance(block, TextContent):
@@ -120,11 +150,13 @@ def _assistant(message: AssistantMessage, allow_empty_signature: bool) -> dict[s
             else:  # unsigned thinking (an aborted stream) cannot be replayed as thinking
                 blocks.append({"type": "text", "text": sanitize_surrogates(block.thinking)})
         elif isinstance(block, ToolCall):
-            blocks.append({"type": "tool_use", "id": block.id, "name": block.name, "input": block.arguments or {}})
+            blocks.append({"type": "tool_use", "id": block.id, "name": claude_code_name(block.name, oauth),
+                           "input": block.arguments or {}})
     return {"role": "assistant", "content": blocks} if blocks else None
 
 
-def convert_messages(model: Model, context: Context, marker: dict[str, Any] | None) -> list[dict[str, Any]]:
+def convert_messages(model: Model, context: Context, marker: dict[str, Any] | None,
+                     oauth: bool = False) -> list[dict[str, Any]]:
     """The ``messages`` array (after handoff); consecutive tool results share one user message."""
     messages = transform_messages(conversation(context), model, lambda i, m, s: sanitize_id(i, 64))
     allow_empty = compat_of(model)["allowEmptySignature"]
@@ -142,7 +174,7 @@ def convert_messages(model: Model, context: Context, marker: dict[str, Any] | No
             params.append({"role": "user", "content": results})
             continue
         item = _user(message) if isinstance(message, UserMessage) else \
-            _assistant(message, allow_empty) if isinstance(message, AssistantMessage) else None
+            _assistant(message, allow_empty, oauth) if isinstance(message, AssistantMessage) else None
         if item is not None:
             params.append(item)
         i += 1
@@ -155,7 +187,8 @@ def convert_messages(model: Model, context: Context, marker: dict[str, Any] | No
     return params
 
 
-def convert_tools(context: Context, model: Model, marker: dict[str, Any] | None) -> list[dict[str, Any]]:
+def convert_tools(context: Context, model: Model, marker: dict[str, Any] | None,
+                  oauth: bool = False) -> list[dict[str, Any]]:
     compat = compat_of(model)
     tools = []
     for tool in context.tools or []:
@@ -165,7 +198,7 @@ def convert_tools(context: Context, model: Model, marker: dict[str, Any] | None)
         for key in ("additionalProperties", "$defs", "definitions"):
             if key in schema:
                 input_schema[key] = schema[key]
-        entry: dict[str, Any] = {"name": tool.name, "description": tool.description}
+        entry: dict[str, Any] = {"name": claude_code_name(tool.name, oauth), "description": tool.description}
         if compat["supportsEagerToolInputStreaming"]:
             entry["eager_input_streaming"] = True
         entry["input_schema"] = input_schema
@@ -188,23 +221,25 @@ def build_payload(model: Model, context: Context, options: StreamOptions) -> tup
     compat = compat_of(model)
     marker = cache_control(model, options)
     level = requested_level(model, options)
+    oauth = is_oauth_token(options.api_key)
     max_tokens = clamp_max_tokens(model, context, options.max_tokens)
     budget = 0
     if level and not compat["forceAdaptiveThinking"]:
         max_tokens, budget = adjust_max_tokens_for_thinking(max_tokens, model.max_tokens, level, options)
         max_tokens = clamp_max_tokens(model, context, max_tokens)
         budget = min(budget, max(0, max_tokens - 1024))
-    payload: dict[str, Any] = {"model": model.id, "messages": convert_messages(model, context, marker),
+    payload: dict[str, Any] = {"model": model.id, "messages": convert_messages(model, context, marker, oauth),
                                "max_tokens": max_tokens, "stream": True}
+    texts = [CLAUDE_CODE_IDENTITY] if oauth else []
     prompt = system_prompt(context)
     if prompt:
-        block: dict[str, Any] = {"type": "text", "text": sanitize_surrogates(prompt)}
-        if marker:
-            block["cache_control"] = marker
-        payload["system"] = [block]
+        texts.append(sanitize_surrogates(prompt))
+    if texts:
+        payload["system"] = [{"type": "text", "text": text, **({"cache_control": marker} if marker else {})}
+                             for text in texts]
     if options.temperature is not None and not level and compat["supportsTemperature"]:
         payload["temperature"] = options.temperature
-    tools = convert_tools(context, model, marker)
+    tools = convert_tools(context, model, marker, oauth)
     if tools:
         payload["tools"] = tools
     if model.reasoning and not level and (model.thinking_level_map or {}).get("off", "") is not None:
@@ -220,7 +255,7 @@ def build_payload(model: Model, context: Context, options: StreamOptions) -> tup
     if options.tool_choice is not None:
         choice = options.tool_choice
         payload["tool_choice"] = {"type": choice} if isinstance(choice, str) else choice
-    betas = []
+    betas = list(CLAUDE_CODE_BETAS) if oauth else []
     if tools and not compat["supportsEagerToolInputStreaming"]:
         betas.append(FINE_GRAINED_TOOL_STREAMING_BETA)
     if level and not compat["forceAdaptiveThinking"]:
@@ -229,10 +264,17 @@ def build_payload(model: Model, context: Context, options: StreamOptions) -> tup
 
 
 def request_headers(model: Model, options: StreamOptions, betas: list[str]) -> dict[str, str]:
-    if not options.api_key:
+    given = {k.lower() for k in merge_headers(model.headers, options.headers)}
+    header_auth = "authorization" in given or "x-api-key" in given
+    if not options.api_key and not header_auth:
         raise MissingApiKeyError(model.provider)
     base = {"accept": "application/json", "anthropic-dangerous-direct-browser-access": "true",
-            "anthropic-version": VERSION, "x-api-key": options.api_key}
+            "anthropic-version": VERSION}
+    if is_oauth_token(options.api_key):
+        base.update({"authorization": f"Bearer {options.api_key}", "user-agent": f"claude-cli/{CLAUDE_CODE_VERSION}",
+                     "x-app": "cli"})
+    elif options.api_key and not header_auth:
+        base["x-api-key"] = options.api_key
     if betas:
         base["anthropic-beta"] = ",".join(betas)
     if options.session_id and compat_of(model)["sendSessionAffinityHeaders"]:
@@ -242,8 +284,10 @@ def request_headers(model: Model, options: StreamOptions, betas: list[str]) -> d
 
 # -- streaming ---------------------------------------------------------------------------------------
 class _Parser:
-    def __init__(self, writer: StreamWriter, model: Model) -> None:
+    def __init__(self, writer: StreamWriter, model: Model, context: Context | None = None,
+                 oauth: bool = False) -> None:
         self.writer, self.model = writer, model
+        self.context, self.oauth = context, oauth
         self.open: dict[int, int] = {}  # provider block index -> content index
         self.started = self.stopped = False
 
@@ -272,7 +316,10 @@ class _Parser:
         elif kind == "redacted_thinking":
             index = writer.thinking_start("[Reasoning redacted]", signature=block.get("data"), redacted=True)
         elif kind == "tool_use":
-            index = writer.toolcall_start(block.get("id") or "", block.get("name") or "", block.get("input") or {})
+            name = block.get("name") or ""
+            if self.context is not None:
+                name = tool_name_from_reply(name, self.context, self.oauth)
+            index = writer.toolcall_start(block.get("id") or "", name, block.get("input") or {})
         else:
             return  # server tools and other block types are not part of pi's message model
         self.open[data.get("index", 0)] = index
@@ -343,7 +390,7 @@ async def stream_anthropic(model: Model, context: Context, options: StreamOption
     if isinstance(payload, dict):
         payload["stream"] = True
     url = model.base_url.rstrip("/") + "/v1/messages?beta=true"
-    parser = _Parser(writer, model)
+    parser = _Parser(writer, model, context, is_oauth_token(options.api_key))
     async with post_stream(url, payload, headers, style="anthropic", client=options.client,
                            read_timeout=options.read_timeout) as response:
         writer.start()
@@ -375,8 +422,12 @@ def _finish(writer: StreamWriter, parser: _Parser) -> None:
 
 @hookimpl
 def register_providers(register: Any) -> None:
+    from .anthropic_auth import anthropic_auth
+
     register(ApiProvider(api=API, stream=stream_anthropic))
-    register(catalog_provider("anthropic", API))
+    anthropic = catalog_provider("anthropic", API)
+    anthropic.auth, anthropic.display_name = anthropic_auth(), "Anthropic"
+    register(anthropic)
     register(catalog_provider("minimax", API))
 
 

@@ -132,14 +132,15 @@ def test_invalid_models_json_keeps_builtins(registry_factory) -> None:
     assert registry.get_model("openai", "gpt-5") is not None
 
 
-def test_api_key_order_explicit_auth_env_models_json(registry_factory) -> None:
+def test_api_key_order_explicit_auth_models_json_env(registry_factory) -> None:
+    # pi 1.6's order (checked against the TypeScript pi: a models.json apiKey beats GROQ_API_KEY).
     models = {"providers": {"groq": {"apiKey": "from-models-json"}}}
     registry = registry_factory(models, auth={"groq": {"type": "api_key", "key": "from-auth"}},
                                 env={"GROQ_API_KEY": "from-env"})
     assert registry.get_api_key("groq", "explicit") == "explicit"
     assert registry.get_api_key("groq") == "from-auth"
-    assert registry_factory(models, auth={}, env={"GROQ_API_KEY": "from-env"}).get_api_key("groq") == "from-env"
-    assert registry_factory(models, auth={}, env={}).get_api_key("groq") == "from-models-json"
+    assert registry_factory(models, auth={}, env={"GROQ_API_KEY": "from-env"}).get_api_key("groq") == "from-models-json"
+    assert registry_factory({}, auth={}, env={"GROQ_API_KEY": "from-env"}).get_api_key("groq") == "from-env"
     oauth = registry_factory(auth={"anthropic": {"type": "oauth", "access": "tok", "refresh": "r", "expires": 1}})
     assert oauth.get_api_key("anthropic") == "tok"
     assert registry_factory(auth={}, env={"ANTHROPIC_API_KEY": "k2"}).get_api_key("anthropic") == "k2"

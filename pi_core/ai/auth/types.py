@@ -1,0 +1,92 @@
+"""The provider-auth interface: how a provider signs in, and what a request is authenticated with.
+
+A provider plugin attaches a :class:`ProviderAuth` to its :class:`~pi_core.ai.ProviderConfig`:
+
+* ``oauth`` — an :class:`OAuthFlow`: ``login`` runs the sign-in (browser with a loopback redirect, a
+  pasted code, or a device code) through a :class:`~pi_core.ai.LoginInteraction` and returns the
+  credential to store; ``refresh`` renews it; ``to_auth`` turns a stored credential into request auth.
+* ``api_key_login`` — whether ``/login`` may ask for an API key (every provider has this by default).
+* ``ambient`` — credentials found outside ``auth.json`` (environment variables, cloud credential chains);
+  ``ambient_configured`` answers cheaply whether there are any, without network or subprocesses.
+
+Credentials are plain JSON objects in pi's ``auth.json`` format (``{"type": "oauth", "access", "refresh",
+"expires", ...}``, ``expires`` in milliseconds since 1970); a flow may add fields of its own (Codex's
+``accountId``, Copilot's ``enterpriseUrl``), which are stored and handed back unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from .interaction import LoginInteraction
+
+AuthKind = Literal["api_key", "oauth", "ambient"]
+
+
+@dataclass
+class AuthResult:
+    """What one request is authenticated with.
+
+    ``api_key`` is handed to the API implementation (``StreamOptions.api_key``); ``headers`` are added to
+    the request (an ``Authorization`` bearer, for example); ``base_url`` replaces the model's (Copilot's
+    per-account endpoint); ``env`` overlays the process environment for this provider (a stored
+    credential's ``env`` object: Azure resource names, Cloudflare account ids); ``source`` says where the
+    credential came from (``--api-key``, ``auth.json``, ``OAuth``, ``models.json``, an environment
+    variable's name); ``kind`` is ``oauth`` for tokens that can be refreshed.
+    """
+
+    api_key: str | None = None
+    headers: dict[str, str] | None = None
+    base_url: str | None = None
+    env: dict[str, str] | None = None
+    source: str = ""
+    kind: AuthKind = "api_key"
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Anything else a provider's API implementation needs (AWS credentials, a Google token)."""
+
+
+@runtime_checkable
+class OAuthFlow(Protocol):
+    """A subscription or account sign-in. Implementations are plain objects with these members."""
+
+    name: str
+    """Shown in ``/login``: ``"Anthropic (Claude Pro/Max)"``."""
+    is_subscription: bool
+
+    async def login(self, interaction: LoginInteraction) -> dict[str, Any]:
+        """Sign in; return the credential to store (``type`` ``"oauth"``). Raise to fail the login."""
+        ...
+
+    async def refresh(self, credential: dict[str, Any]) -> dict[str, Any]:
+        """A renewed credential for ``credential`` (called under the ``auth.json`` lock)."""
+        ...
+
+    def to_auth(self, credential: dict[str, Any]) -> AuthResult:
+        """Request auth for a valid (unexpired) credential."""
+        ...
+
+
+AmbientFn = Callable[[Mapping[str, str]], "AuthResult | None | Awaitable[AuthResult | None]"]
+
+
+@dataclass
+class ProviderAuth:
+    """How a provider authenticates (see the module docstring)."""
+
+    oauth: OAuthFlow | None = None
+    api_key_login: bool = True
+    api_key_label: str = "API key"
+    ambient: AmbientFn | None = None
+    ambient_configured: Callable[[Mapping[str, str]], bool] | None = None
+    ambient_label: str = ""
+    """Where ambient credentials come from, for messages (``"the AWS credential chain"``)."""
+
+
+class AuthError(RuntimeError):
+    """Sign-in or credential resolution failed; the message says what to do."""
+
+
+__all__ = ["AmbientFn", "AuthError", "AuthKind", "AuthResult", "OAuthFlow", "ProviderAuth"]
