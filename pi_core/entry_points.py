@@ -33,6 +33,7 @@ BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
     ("openai-responses", "plugins.providers.openai_responses"),
     ("google", "plugins.providers.google"),
     ("mcp", "plugins.mcp"),
+    ("tool-search", "plugins.tool_search"),
 )
 
 

@@ -287,7 +287,8 @@ class AgentSession:
     def set_active_tools(self, names: list[str]) -> None:
         """Change what the model is told about from the next request on. Not a sandbox."""
         self._active_tools = [n for n in dict.fromkeys(names) if n in self.host.tools]
-        self.agent.config.tools = self.tools()
+        # in place: a running loop holds this list, and the next request of the run must see the change
+        self.agent.config.tools[:] = self.tools()
         self._refresh_system_message()
 
     def background(self, work: Awaitable[Any]) -> None:

@@ -148,7 +148,9 @@ class McpManager:
         if self.waited_for_startup:
             return
         self.waited_for_startup = True
-        direct = [s for s in self.servers if "direct" in s.entry.exposures()]
+        loaded = loaded_on_branch(self.ctx)
+        direct = [s for s in self.servers if "direct" in s.entry.exposures()
+                  or any(n.startswith(namespace(s.name) + "__") for n in loaded)]
         if not await self.wait_for(direct, STARTUP_WAIT_SECONDS):
             await self._notify("MCP servers are still connecting; their tools become available once connected.")
 
@@ -321,6 +323,17 @@ class McpManager:
             await asyncio.gather(self._started, return_exceptions=True)
         await asyncio.gather(*(s.connection.close() for s in self.servers if s.connection is not None),
                              return_exceptions=True)
+
+
+def loaded_on_branch(ctx: Any) -> list[str]:
+    """Tools ``tool_search`` loaded on this branch (its ``tool_search`` entries): they are declared in the
+    first request, so their servers are waited for like servers with ``direct`` tools."""
+    try:
+        branch = ctx.session.get_branch()
+    except Exception:  # noqa: BLE001 - no session view: nothing recorded
+        return []
+    return [n for e in branch if getattr(e, "type", None) == "custom" and getattr(e, "custom_type", None) == "tool_search"
+            for n in (getattr(e, "data", None) or {}).get("loaded", []) if isinstance(n, str)]
 
 
 def _settle(future: asyncio.Future[None] | None) -> None:

@@ -68,16 +68,17 @@ def test_a_hanging_server_times_out_and_does_not_hold_up_the_run(ws: Path, tmp_p
 
 def test_a_silent_call_times_out_and_progress_renews_the_limit(ws: Path, tmp_path: Path) -> None:
     agent = tmp_path / "agent"
-    write_mcp(agent, {"demo": stdio_server(exposure="direct", timeout=1)})
-    turns = [{"tool_calls": [{"id": "c1", "name": "mcp__demo__stall", "arguments": {"seconds": 5}}]},
-             {"tool_calls": [{"id": "c2", "name": "mcp__demo__slow", "arguments": {"seconds": 2.5}}]},
+    # 3 s covers the server's start even on a loaded machine; progress comes every 0.2 s
+    write_mcp(agent, {"demo": stdio_server(exposure="direct", timeout=3)})
+    turns = [{"tool_calls": [{"id": "c1", "name": "mcp__demo__stall", "arguments": {"seconds": 8}}]},
+             {"tool_calls": [{"id": "c2", "name": "mcp__demo__slow", "arguments": {"seconds": 4.5}}]},
              {"text": "ok"}]
     with FakeOpenAI(turns) as server:
         write_agent_dir(agent, server.base_url)
         result = run_pi(ws, agent, *model_args(), "-p", "go")
     assert result.returncode == 0, result.stderr
-    assert tool_results(server.requests[1])[-1]["content"] == 'MCP server "demo" did not answer tool stall within 1 s'
-    assert tool_results(server.requests[2])[-1]["content"] == "slept 2.5"
+    assert tool_results(server.requests[1])[-1]["content"] == 'MCP server "demo" did not answer tool stall within 3 s'
+    assert tool_results(server.requests[2])[-1]["content"] == "slept 4.5"
 
 
 def test_a_huge_result_is_cut_in_the_middle_and_saved_whole(ws: Path, tmp_path: Path) -> None:
