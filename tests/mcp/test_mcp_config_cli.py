@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import DEMO, run_pi, stdio_server, write_mcp
+from mcp_helpers import DEMO, run_pi, stdio_server, write_mcp
 
 from plugins.mcp.config import load_config, resolve_value, update_server
 

@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import model_args, run_pi, stdio_server, tool_results, write_mcp
+from mcp_helpers import model_args, run_pi, stdio_server, tool_results, write_mcp
 from fake_openai import FakeOpenAI, write_agent_dir
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import HttpServer, model_args, run_pi, stdio_server, tool_names, tool_results, write_mcp
+from mcp_helpers import HttpServer, model_args, run_pi, stdio_server, tool_names, tool_results, write_mcp
 from fake_openai import FakeOpenAI, write_agent_dir
 
 

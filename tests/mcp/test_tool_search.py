@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import run_pi, stdio_server, tool_names, tool_results, write_mcp
+from mcp_helpers import run_pi, stdio_server, tool_names, tool_results, write_mcp
 from fake_openai import FakeOpenAI, write_agent_dir
 
 from plugins.tool_search.ranking import Document, rank, tokenize
