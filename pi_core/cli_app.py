@@ -75,6 +75,7 @@ def _add_run(app: typer.Typer, host: PluginHost, options: GlobalOptions) -> None
         list_models: Annotated[Optional[str], Opt("--list-models")] = None,
         export: Annotated[Optional[str], Opt("--export")] = None,
         verbose: Annotated[bool, Opt("--verbose")] = False,
+        theme: Annotated[Optional[str], Opt("--theme", "--use-theme")] = None,
         offline: Annotated[bool, Opt("--offline")] = False,
         approve: _Approve = False,
         no_plugins: _NoPlugins = False,
@@ -91,7 +92,8 @@ def _add_run(app: typer.Typer, host: PluginHost, options: GlobalOptions) -> None
             session_dir=session_dir, no_session=no_session, name=name, system_prompt=system_prompt,
             append_system_prompt=list(append_system_prompt or []), skills=list(skill or []), no_skills=no_skills,
             prompt_templates=list(prompt_template or []), no_prompt_templates=no_prompt_templates,
-            no_context_files=no_context_files, list_models=list_models, export=export, verbose=verbose)
+            no_context_files=no_context_files, list_models=list_models, export=export, verbose=verbose,
+            theme=theme)
         raise typer.Exit(run_command(run_options, host, options))
 
 

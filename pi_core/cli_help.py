@@ -50,6 +50,7 @@ OPTIONS: tuple[tuple[str, str], ...] = (
     ("--export <file> [output]", "Write a session file as HTML and exit"),
     ("--list-models [search]", "List the models you can use (optionally fuzzy-filtered) and exit"),
     ("--verbose", "Full start-up information in the terminal (overrides quietStartup)"),
+    ("--theme, --use-theme <name>", "Terminal theme for this run: dark, light, system, a theme name, light/dark"),
     ("--approve, -a", "Trust this project's .pi/ files for this run"),
     ("--no-approve, -na", "Ignore this project's trust-gated .pi/ files for this run"),
     ("--offline", "Make no start-up network requests (pi for Python makes none anyway)"),

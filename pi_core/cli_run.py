@@ -57,6 +57,7 @@ class RunOptions:
     list_models: str | None = None
     export: str | None = None
     verbose: bool = False
+    theme: str | None = None
 
 
 def run_command(options: RunOptions, host: PluginHost, globals_: GlobalOptions) -> int:
@@ -103,6 +104,7 @@ async def _run(options: RunOptions, host: PluginHost, globals_: GlobalOptions) -
             append_system_prompt="\n\n".join(filter(None, map(_text_or_file, options.append_system_prompt))) or None,
             mode="tui" if mode == "interactive" else mode, flags=globals_.plugin_flags, api_key=options.api_key,
             ui=_interactive_ui() if mode == "interactive" else None,
+            settings={"theme": options.theme} if options.theme else None,
         )
     except SetupError as exc:
         raise RunError(str(exc)) from exc

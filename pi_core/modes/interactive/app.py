@@ -119,6 +119,8 @@ class InteractiveApp:
         self.tty = tty
         glyphs = Glyphs() if unicode_wanted(stdout) else ASCII_GLYPHS
         self.palette = Palette.for_stream(stdout) if tty else Palette(False, glyphs)
+        self._theme_errors: list[str] = []
+        self.palette = self.palette.with_theme(self._choose_theme(self.palette.colour))
         self.output: TerminalOutput | LineOutput = TerminalOutput(stdout, self._editor_app) if tty \
             else LineOutput(stdout)
         self.renderer = Renderer(self.output, self.palette, self._width)
@@ -170,6 +172,27 @@ class InteractiveApp:
         self.session.ctx.ui = ui
         return ui
 
+    def _choose_theme(self, colour: bool) -> Any:
+        """The ``theme`` setting (or ``--theme``): a built-in, a theme file of the agent directory,
+        the project (trusted) or the ``themes`` setting; ``light/dark`` picks by the terminal."""
+        from .theme import ThemeCatalog, choose_theme, terminal_background
+
+        settings = getattr(self.session, "settings", None)
+        trusted = bool(getattr(settings, "trusted", False))
+        extra: list[Path] = []
+        paths = self._setting("themes", [])
+        base = Path(getattr(self.session.host, "agent_dir", ".") or ".")
+        for entry in paths if isinstance(paths, list) else []:
+            if isinstance(entry, str) and entry.strip():
+                path = Path(entry).expanduser()
+                extra.append(path if path.is_absolute() else base / path)
+        catalog = ThemeCatalog.discover(Path(base), Path(self.session.cwd), trusted=trusted, extra=extra)
+        self.themes = catalog
+        self._theme_errors.extend(catalog.errors)
+        setting = self._setting("theme", None)
+        return choose_theme(setting if isinstance(setting, str) else None, catalog,
+                            background=terminal_background(), colour=colour, errors=self._theme_errors)
+
     def _attach(self, session: Any) -> None:
         if self._unsubscribe is not None:
             self._unsubscribe()
@@ -219,7 +242,10 @@ class InteractiveApp:
         self.renderer.gap()
         for problem in self.keymap.errors:
             self.renderer.notice(f"keybindings: {problem}", "warning")
+        for problem in self._theme_errors:
+            self.renderer.notice(problem if problem.startswith("theme") else f"theme: {problem}", "warning")
         self.keymap.errors.clear()
+        self._theme_errors.clear()
         if isinstance(self.output, TerminalOutput):
             self.output.flush_now()
 
@@ -584,8 +610,13 @@ class InteractiveApp:
         self._run_command_text("/resume")
 
     def _setting(self, key: str, default: Any) -> Any:
+        """A pi setting by its key (run-time overrides such as ``--theme`` first, then the files)."""
         settings = getattr(self.session, "settings", None)
-        value = settings.get(key, default) if settings is not None and hasattr(settings, "get") else default
+        if settings is None:
+            return default
+        value = getattr(settings, key, None)
+        if value is None and hasattr(settings, "get"):
+            value = settings.get(key, None)
         return default if value is None else value
 
     # -- the DialogHost side of InteractiveUI ----------------------------------------------------

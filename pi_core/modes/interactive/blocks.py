@@ -6,6 +6,7 @@ file's its first ones; Ctrl+O shows everything. Errors are red; an edit shows it
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from .style import Palette, clip
@@ -94,26 +95,112 @@ def _details(result: Any) -> Any:
 
 
 def preview(palette: Palette, tool: str, result: Any, width: int | None, *, failed: bool = False,
-            lines: int | None = None, expanded: bool = False) -> list[str]:
+            lines: int | None = None, expanded: bool = False, args: dict[str, Any] | None = None) -> list[str]:
     """Indented lines of the result: everything when ``expanded``; else the first lines of a file or
-    listing, the last lines of anything else (a command's output), and a row saying what is hidden."""
+    listing, the last lines of anything else (a command's output), and a row saying what is hidden.
+    An edit shows its diff (changed words marked), ``read`` and ``write`` the file highlighted."""
     details = _details(result)
     diff = details.get("diff") if isinstance(details, dict) and not failed else None
     body = diff if isinstance(diff, str) and diff else result_text(result)
+    path = str((args or {}).get("path") or "")
+    if tool == "write" and not failed and isinstance((args or {}).get("content"), str):
+        body = args["content"]  # type: ignore[index]
     rows = body.rstrip("\n").split("\n") if body.strip() else []
     from_top = tool in HEAD_TOOLS or bool(diff)
     limit = len(rows) if expanded else (lines or (PREVIEW_LINES if from_top else TAIL_LINES))
     hidden = max(len(rows) - limit, 0)
-    shown = rows[:limit] if from_top else rows[hidden:]
+    start, stop = (0, min(limit, len(rows))) if from_top else (hidden, len(rows))
     room = max((width or 10_000) - 4, 10)
-    out = [f"  {_row_style(palette, clip(_untab(r), room, palette.glyphs.ellipsis), failed, bool(diff))}"
-           for r in shown]
+    if diff:
+        styled = diff_rows(palette, rows)
+    elif tool in ("read", "write") and path and not failed:
+        styled = _highlighted(palette, rows, start, stop, path)
+    else:
+        styled = None
+    out = []
+    for index in range(start, stop):
+        if styled is not None:
+            out.append("  " + _clip_styled(styled[index], room))
+        else:
+            out.append(f"  {_row_style(palette, clip(_untab(rows[index]), room, palette.glyphs.ellipsis), failed)}")
     if hidden:
         where = "more" if from_top else "earlier"
         note = palette(f"{palette.glyphs.ellipsis} {hidden} {where} line{'s' if hidden != 1 else ''} "
                        "(ctrl+o to expand)", "gray")
         out = [*out, "  " + note] if from_top else ["  " + note, *out]
     return out
+
+
+def _highlighted(palette: Palette, rows: list[str], start: int, stop: int, path: str) -> list[str] | None:
+    from .highlight import highlight_lines
+
+    shown = highlight_lines(palette, "\n".join(_untab(r) for r in rows[start:stop]), filename=path)
+    if shown is None or len(shown) != stop - start:
+        return None
+    return [""] * start + shown + [""] * (len(rows) - stop)
+
+
+def _clip_styled(row: str, room: int) -> str:
+    from .markdown import _hard_wrap
+
+    parts = _hard_wrap(row, room)
+    return parts[0] + ("\x1b[0m" if len(parts) > 1 and "\x1b[" in row else "")
+
+
+_WORDS = re.compile(r"\w+|\s+|[^\w\s]")
+
+
+def diff_rows(palette: Palette, rows: list[str]) -> list[str]:
+    """An edit's diff (``-N text`` / ``+N text`` / `` N text``) coloured, with the words that changed
+    between a removed line and the added line that replaces it marked (reverse video)."""
+    out = [""] * len(rows)
+    index = 0
+    while index < len(rows):
+        if not rows[index].startswith("-"):
+            row = _untab(rows[index])
+            out[index] = palette(row, "toolDiffAdded") if row.startswith("+") else palette(row, "toolDiffContext")
+            index += 1
+            continue
+        removed_end = index
+        while removed_end < len(rows) and rows[removed_end].startswith("-"):
+            removed_end += 1
+        added_end = removed_end
+        while added_end < len(rows) and rows[added_end].startswith("+"):
+            added_end += 1
+        removed, added = rows[index:removed_end], rows[removed_end:added_end]
+        paired = len(removed) == len(added)
+        for offset, row in enumerate(removed):
+            out[index + offset] = _word_diff(palette, row, added[offset], "toolDiffRemoved", 0) if paired \
+                else palette(_untab(row), "toolDiffRemoved")
+        for offset, row in enumerate(added):
+            out[removed_end + offset] = _word_diff(palette, removed[offset], row, "toolDiffAdded", 1) if paired \
+                else palette(_untab(row), "toolDiffAdded")
+        index = added_end
+    return out
+
+
+def _word_diff(palette: Palette, old: str, new: str, token: str, side: int) -> str:
+    import difflib
+
+    prefix_old, text_old = _split_number(_untab(old))
+    prefix_new, text_new = _split_number(_untab(new))
+    a, b = _WORDS.findall(text_old), _WORDS.findall(text_new)
+    words, prefix = (a, prefix_old) if side == 0 else (b, prefix_new)
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    if matcher.ratio() < 0.3:  # mostly rewritten: marking words would mark everything
+        return palette(prefix + "".join(words), token)
+    parts = [palette(prefix, token)]
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        chunk = "".join(words[i1:i2] if side == 0 else words[j1:j2])
+        if chunk:
+            parts.append(palette(chunk, token) if op == "equal" else palette(chunk, token, "inverse"))
+    return "".join(parts)
+
+
+def _split_number(row: str) -> tuple[str, str]:
+    match = re.match(r"^([-+ ]\s*\d*\s?)", row)
+    cut = match.end() if match else 1
+    return row[:cut], row[cut:]
 
 
 def format_duration(seconds: float) -> str:
@@ -131,14 +218,8 @@ def _untab(text: str) -> str:
     return text.replace("\t", "    ").replace("\r", "")
 
 
-def _row_style(palette: Palette, row: str, failed: bool, is_diff: bool) -> str:
-    if failed:
-        return palette(row, "red")
-    if is_diff and row.startswith("+"):
-        return palette(row, "green")
-    if is_diff and row.startswith("-"):
-        return palette(row, "red")
-    return palette(row, "gray")
+def _row_style(palette: Palette, row: str, failed: bool) -> str:
+    return palette(row, "error") if failed else palette(row, "toolOutput")
 
 
 def tool_block(palette: Palette, tool: str, args: dict[str, Any] | None, result: Any, width: int | None, *,
@@ -147,7 +228,7 @@ def tool_block(palette: Palette, tool: str, args: dict[str, Any] | None, result:
     head = header(palette, tool, args, width, failed=failed)
     if duration is not None and duration >= 0.1:
         head = f"{head}  {palette('Took ' + format_duration(duration), 'gray')}"
-    return [head, *preview(palette, tool, result, width, failed=failed, expanded=expanded)]
+    return [head, *preview(palette, tool, result, width, failed=failed, expanded=expanded, args=args)]
 
 
-__all__ = ["PREVIEW_LINES", "TAIL_LINES", "format_duration", "header", "preview", "result_text", "summarize_args", "tool_block"]
+__all__ = ["PREVIEW_LINES", "TAIL_LINES", "diff_rows", "format_duration", "header", "preview", "result_text", "summarize_args", "tool_block"]

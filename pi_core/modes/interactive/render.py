@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from . import blocks
-from .markdown import MarkdownRows
+from .markdown import MarkdownRenderer, MarkdownStream
 from .style import Palette, clip, display_width, wrap
 
 
@@ -30,6 +30,11 @@ class Output(Protocol):
 
     def live_changed(self) -> None:
         """The live region changed; redraw it when convenient."""
+
+
+LIVE_TEXT_ROWS = 12
+"""The most rows of the block being written that the live region shows (the rest is printed once
+the block is complete)."""
 
 
 @dataclass
@@ -62,7 +67,7 @@ class _RunningTool:
 
 
 class _TextStream:
-    """One streamed text or thinking block, cut into finished rows as it arrives."""
+    """One streamed thinking block, cut into finished rows as it arrives (dimmed, wrapped)."""
 
     def __init__(self, kind: str, palette: Palette, width: int | None) -> None:
         self.kind = kind
@@ -71,7 +76,6 @@ class _TextStream:
         self.buf = ""
         self.first = True  # ``buf`` starts a logical line
         self.started = False
-        self.markdown = MarkdownRows(palette) if kind == "text" else None
 
     def feed(self, text: str) -> list[str]:
         if not self.started:
@@ -87,14 +91,14 @@ class _TextStream:
                 return out
             self._append(text[:newline], out)
             out.append(self._row(self.buf))
-            self._end_line()
+            self.buf, self.first = "", True
             text = text[newline + 1:]
 
     def close(self) -> list[str]:
         return [self._row(self.buf)] if self.buf else []
 
-    def tail(self) -> str:
-        return self.palette(self.buf, "dim", "italic") if self.kind == "thinking" else self.buf
+    def live(self, width: int | None, limit: int | None = None) -> list[str]:
+        return [self._row(self.buf)] if self.buf else []
 
     def _append(self, chunk: str, out: list[str]) -> None:
         if not self.buf and not self.first:
@@ -108,15 +112,29 @@ class _TextStream:
             self.buf = rows[-1]
 
     def _row(self, text: str) -> str:
-        if self.markdown is None:
-            return self.palette(text, "dim", "italic")
-        return self.markdown.row(text, first=self.first)
+        return self.palette(text, "thinkingText", "italic")
 
-    def _end_line(self) -> None:
-        self.buf = ""
-        self.first = True
-        if self.markdown is not None:
-            self.markdown.end_line()
+
+class _MarkdownText:
+    """One streamed text block: markdown, printed a finished block at a time (see :mod:`.markdown`)."""
+
+    kind = "text"
+
+    def __init__(self, palette: Palette, width: int | None) -> None:
+        self.width = width
+        self.stream = MarkdownStream(MarkdownRenderer(palette))
+        self.started = False
+
+    def feed(self, text: str) -> list[str]:
+        rows = self.stream.feed(text, self.width)
+        self.started = self.started or bool(text.strip())
+        return rows
+
+    def close(self) -> list[str]:
+        return self.stream.close(self.width)
+
+    def live(self, width: int | None, limit: int | None = None) -> list[str]:
+        return self.stream.live(width, limit)
 
 
 class _Progress:
@@ -144,7 +162,7 @@ class Renderer:
         self.follow_ups: list[str] = []
         self.last_answer = ""
         self.running: dict[str, _RunningTool] = {}
-        self._stream: _TextStream | None = None
+        self._stream: _TextStream | _MarkdownText | None = None
         self._progress: _Progress | None = None
         self._pending_calls: list[str] = []
         self._last_row: str | None = None
@@ -361,7 +379,8 @@ class Renderer:
         stream = self._stream
         if stream is None or stream.kind != kind:
             self._end_stream()
-            stream = self._stream = _TextStream(kind, self.palette, self.width())
+            stream = self._stream = _TextStream(kind, self.palette, self.width()) if kind == "thinking" \
+                else _MarkdownText(self.palette, self.width())
         was_started = stream.started
         rows = stream.feed(text)
         if stream.started and not was_started:
@@ -381,8 +400,8 @@ class Renderer:
         width = width or self.width() or 80
         p = self.palette
         rows: list[str] = []
-        if self._stream is not None and self._stream.buf:
-            rows.append(self._stream.tail())
+        if self._stream is not None:
+            rows.extend(self._stream.live(width, _live_text_rows()))
         for name in self._pending_calls:
             if name not in {t.name for t in self.running.values()}:
                 rows.append(p(f"{p.glyphs.tool} {name} {p.glyphs.ellipsis}", "gray"))
@@ -454,6 +473,12 @@ class Renderer:
 @dataclass
 class _Event:
     message: Any
+
+
+def _live_text_rows() -> int:
+    import shutil
+
+    return max(LIVE_TEXT_ROWS, shutil.get_terminal_size((80, 24)).lines - 10)
 
 
 def _fits(result: Any) -> bool:

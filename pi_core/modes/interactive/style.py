@@ -11,23 +11,15 @@ import os
 import re
 import sys
 from dataclasses import dataclass
+from typing import Any
 
-_SGR = re.compile(r"\x1b\[[0-9;]*m")
+_SGR = re.compile(r"\x1b\[[0-9;:]*m|\x1b\]8;[^\x07\x1b]*(?:\x07|\x1b\\)")
+"""SGR codes and OSC 8 hyperlinks: they take no columns."""
 
-# SGR parameters per style name; kept to the 16 basic colours so any terminal shows them.
-_CODES: dict[str, str] = {
-    "bold": "1",
-    "dim": "2",
-    "italic": "3",
-    "underline": "4",
-    "red": "31",
-    "green": "32",
-    "yellow": "33",
-    "blue": "34",
-    "magenta": "35",
-    "cyan": "36",
-    "gray": "90",
-}
+_ATTRIBUTES: dict[str, str] = {"bold": "1", "dim": "2", "italic": "3", "underline": "4", "inverse": "7"}
+# The renderer's colour names, as theme tokens (the system theme gives the 16 basic colours).
+_ALIASES: dict[str, str] = {"red": "error", "green": "success", "yellow": "warning", "blue": "border",
+                            "magenta": "mdHeading", "cyan": "accent", "gray": "muted"}
 
 
 def colour_wanted(stream: object = None) -> bool:
@@ -60,21 +52,44 @@ ASCII_GLYPHS = Glyphs(user=">", tool="*", failed="x", ellipsis="...", bullet="-"
 
 
 class Palette:
-    """Wraps text in SGR codes, or returns it unchanged when colour is off."""
+    """Wraps text in SGR codes from the theme, or returns it unchanged when colour is off.
 
-    def __init__(self, colour: bool = True, glyphs: Glyphs | None = None) -> None:
+    Styles are attributes (``bold``, ``dim``, ``italic``, ``underline``, ``inverse``), the renderer's
+    colour names (``red``, ``gray``...) or any theme token (``mdHeading``, ``toolDiffAdded``...);
+    a name ending in ``Bg`` is a background.
+    """
+
+    def __init__(self, colour: bool = True, glyphs: Glyphs | None = None, theme: Any = None) -> None:
         self.colour = colour
         self.glyphs = glyphs or Glyphs()
+        if theme is None:
+            from .theme import builtin_theme
+
+            theme = builtin_theme("system", colour=colour)
+        self.theme = theme
+        self._cache: dict[tuple[str, ...], str] = {}
 
     def __call__(self, text: str, *styles: str) -> str:
         if not self.colour or not styles or not text:
             return text
-        codes = ";".join(_CODES[s] for s in styles)
-        return f"\x1b[{codes}m{text}\x1b[0m"
+        codes = self._cache.get(styles)
+        if codes is None:
+            codes = self._cache[styles] = ";".join(c for c in (self._code(s) for s in styles) if c)
+        return f"\x1b[{codes}m{text}\x1b[0m" if codes else text
+
+    def _code(self, style: str) -> str:
+        attribute = _ATTRIBUTES.get(style)
+        if attribute is not None:
+            return attribute
+        token = _ALIASES.get(style, style)
+        return self.theme.code(token, background=token.endswith("Bg"))
+
+    def with_theme(self, theme: Any) -> Palette:
+        return Palette(self.colour, self.glyphs, theme)
 
     @classmethod
-    def for_stream(cls, stream: object = None) -> Palette:
-        return cls(colour_wanted(stream), Glyphs() if unicode_wanted(stream) else ASCII_GLYPHS)
+    def for_stream(cls, stream: object = None, theme: Any = None) -> Palette:
+        return cls(colour_wanted(stream), Glyphs() if unicode_wanted(stream) else ASCII_GLYPHS, theme)
 
 
 def strip_ansi(text: str) -> str:
