@@ -1,0 +1,208 @@
+"""The terminal interface as a user meets it, this pi against the TypeScript pi 1.6, in a pseudo-terminal.
+
+    python benchmarks/bench_tui.py [--runs 3] [--cases resume,resume100m,stream] [--ts PATH | --no-ts]
+
+Both programs run interactively in a pty (120x40) behind a virtual terminal (pyte, as the tests use it),
+each with an isolated home whose ``models.json`` points at ``fake_server.py``.
+
+* ``resume``: ``pi --session FILE`` on a 0.5 MB, ~2,800-line session (``gen_session.py``); time from
+  the start of the process until the editor and footer are drawn (ready for input).
+* ``resume100m``: the same on a ~100 MB session.
+* ``stream``: one answer of 20,000 deltas; the CPU time (user + system) the program spends from the
+  prompt being sent until the answer's end is on screen, and the wall time of that. While the answer
+  streams, a key is typed every 0.2 s; the latency until it shows in the editor is reported (median
+  and worst).
+
+Medians of ``--runs`` runs, the two programs alternating.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "tests" / "interactive"))
+from bench_vs_pi import DEFAULT_TS, Server  # noqa: E402
+from gen_session import generate  # noqa: E402
+from ptyterm import PtyApp  # noqa: E402
+
+COLUMNS, LINES = 120, 40
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK  # utime, stime
+
+
+class Program:
+    def __init__(self, name: str, argv: list[str], scratch: Path, server: Server, extra_path: str | None) -> None:
+        self.name, self.argv = name, argv
+        self.home = scratch / name
+        agent = self.home / "agent"
+        agent.mkdir(parents=True, exist_ok=True)
+        models = {"providers": {"fake": {
+            "baseUrl": server.url + "/v1", "api": "openai-completions", "apiKey": "fake-key",
+            "models": [{"id": "fake-model", "name": "Fake Model", "reasoning": False, "contextWindow": 2_000_000,
+                        "maxTokens": 4096, "cost": {"input": 1.0, "output": 2.0, "cacheRead": 0.1,
+                                                    "cacheWrite": 1.25}}]}}}
+        (agent / "models.json").write_text(json.dumps(models))
+        # regular (scrollback) mode for the TypeScript pi: the mode this pi has; no start-up extras
+        (agent / "settings.json").write_text(json.dumps({"compaction": {"enabled": False}, "tuiMode": "regular",
+                                                          "quietStartup": True, "defaultProjectTrust": "always"}))
+        self.work = self.home / "work"
+        self.work.mkdir(exist_ok=True)
+        env = {**os.environ, "HOME": str(self.home), "PI_CODING_AGENT_DIR": str(agent), "PI_OFFLINE": "1",
+               "PI_SKIP_VERSION_CHECK": "1", "PI_TELEMETRY": "0", "TERM": "xterm-256color"}
+        for key in ("PYTHONDONTWRITEBYTECODE", "PI_CODING_AGENT_SESSION_DIR", "NO_COLOR"):
+            env.pop(key, None)
+        if extra_path:
+            env["PATH"] = f"{extra_path}:{env['PATH']}"
+        self.env = env
+
+    def start(self, args: list[str]) -> PtyApp:
+        return PtyApp([*self.argv, "--provider", "fake", "--model", "fake-model", *args], env=self.env,
+                      cwd=self.work, columns=COLUMNS, lines=LINES)
+
+
+def ready(app: PtyApp) -> bool:
+    rows = app.display()
+    return any("fake-model" in row for row in rows[-4:]) and any(row.strip() for row in rows[:-4])
+
+
+def resume_case(program: Program, file: Path) -> float:
+    copy = program.home / "session.jsonl"
+    with file.open("rb") as source, copy.open("wb") as target:
+        header = json.loads(source.readline())
+        header["cwd"] = str(program.work)  # a session of this folder (pi asks about a missing one)
+        target.write(json.dumps(header, separators=(",", ":")).encode() + b"\n")
+        shutil.copyfileobj(source, target)
+    start = time.perf_counter()
+    app = program.start(["--session", str(copy)])
+    try:
+        app.wait_for(lambda: ready(app), timeout=120)
+        return time.perf_counter() - start
+    finally:
+        app.close()
+
+
+def stream_case(program: Program, server: Server, deltas: int) -> tuple[float, float, list[float]]:
+    server.script([{"deltas": deltas}])
+    app = program.start(["--no-session"])
+    latencies: list[float] = []
+    try:
+        app.wait_for(lambda: ready(app), timeout=60)
+        app.settle(0.5)
+        before = cpu_seconds(app.proc.pid)
+        start = time.perf_counter()
+        app.type("go")
+        typed = 0
+        next_key = time.perf_counter() + 0.3
+        pending: tuple[str, float] | None = None
+        expected = "tok " * 3
+        while True:
+            app.pump(0.005)
+            now = time.perf_counter()
+            screen = "\n".join(app.display())
+            if pending is not None and pending[0] in screen:
+                latencies.append(now - pending[1])
+                pending = None
+            if pending is None and now >= next_key and typed < 40:
+                typed += 1
+                marker = "x" * typed
+                app.send("x")
+                pending = (f"{marker}", now)
+                next_key = now + 0.2
+            if _answer_done(app, deltas) and expected in screen:
+                break
+            if now - start > 300:
+                raise RuntimeError(f"{program.name}: the answer did not finish")
+        wall = time.perf_counter() - start
+        return cpu_seconds(app.proc.pid) - before, wall, latencies
+    finally:
+        app.close()
+
+
+def _answer_done(app: PtyApp, deltas: int) -> bool:
+    """The answer is complete once the working indicator has gone and the last row of tokens is shown."""
+    rows = app.display()
+    text = "\n".join(rows)
+    return "Working" not in text and "tok" in text and "esc to interrupt" not in text.lower()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--cases", default="resume,resume100m,stream")
+    parser.add_argument("--deltas", type=int, default=20_000)
+    parser.add_argument("--ts", type=Path, default=DEFAULT_TS)
+    parser.add_argument("--no-ts", action="store_true")
+    parser.add_argument("--dir", type=Path, default=HERE / "out" / "tui")
+    args = parser.parse_args()
+    args.dir.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix="bench-tui-"))
+    server = Server(scratch)
+    programs = [Program("python", [str(Path(sys.executable).with_name("pi"))], scratch, server, None)]
+    if not args.no_ts and args.ts.exists():
+        programs.append(Program("ts", [str(args.ts)], scratch, server, str(args.ts.parent.parent / "node" / "bin")))
+    results: dict[str, Any] = {}
+    try:
+        cases = args.cases.split(",")
+        files = {}
+        if "resume" in cases:
+            files["resume"] = _session(args.dir / "half-mb.jsonl", 0.5)
+        if "resume100m" in cases:
+            files["resume100m"] = _session(args.dir / "hundred-mb.jsonl", 100)
+        for case in cases:
+            for program in programs:
+                samples: list[Any] = []
+                for _ in range(args.runs):
+                    if case.startswith("resume"):
+                        samples.append(resume_case(program, files[case]))
+                    else:
+                        samples.append(stream_case(program, server, args.deltas))
+                results[f"{case}/{program.name}"] = samples
+                _report(case, program.name, samples)
+    finally:
+        server.close()
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _session(path: Path, megabytes: float) -> Path:
+    if not path.exists():
+        entries = max(200, int(megabytes * 1024 * 1024 / 190))
+        generate(path, entries=entries, seed=7)
+        size = path.stat().st_size
+        if abs(size / 1024 / 1024 - megabytes) > megabytes * 0.3:  # aim the entry count at the size wanted
+            entries = int(entries * megabytes * 1024 * 1024 / size)
+            generate(path, entries=entries, seed=7)
+    lines = sum(1 for _ in path.open("rb"))
+    print(f"{path.name}: {path.stat().st_size / 1024 / 1024:.1f} MB, {lines} lines")
+    return path
+
+
+def _report(case: str, name: str, samples: list[Any]) -> None:
+    if case.startswith("resume"):
+        print(f"{case:11} {name:7} ready for input: median {statistics.median(samples):.2f} s "
+              f"(runs: {', '.join(f'{s:.2f}' for s in samples)})")
+        return
+    cpu = statistics.median(s[0] for s in samples)
+    wall = statistics.median(s[1] for s in samples)
+    lat = [x for s in samples for x in s[2]]
+    latency = f"key echo median {statistics.median(lat) * 1000:.0f} ms, worst {max(lat) * 1000:.0f} ms" \
+        if lat else "no key echo measured"
+    print(f"{case:11} {name:7} CPU {cpu:.2f} s, wall {wall:.2f} s, {latency}")
+
+
+if __name__ == "__main__":
+    main()
