@@ -162,6 +162,7 @@ _EXPORTS: dict[str, str] = {
     "MessageEntry": "pi_core.session.entries",
     "ModelChangeEntry": "pi_core.session.entries",
     "ModelRef": "pi_core.session.projection",
+    "SessionCheck": "pi_core.session.check",
     "SessionConflictError": "pi_core.session.errors",
     "SessionContext": "pi_core.session.projection",
     "SessionDiagnostic": "pi_core.session.store",
@@ -172,6 +173,7 @@ _EXPORTS: dict[str, str] = {
     "SessionInfoEntry": "pi_core.session.entries",
     "SessionLockedError": "pi_core.session.errors",
     "SessionManager": "pi_core.session.manager",
+    "SessionProblem": "pi_core.session.check",
     "SessionReadOnlyError": "pi_core.session.errors",
     "SessionTreeNode": "pi_core.session.tree",
     "SystemSnapshot": "pi_core.session.entries",
@@ -179,7 +181,9 @@ _EXPORTS: dict[str, str] = {
     "UnknownEntry": "pi_core.session.entries",
     "UnknownMessage": "pi_core.session.messages",
     "UsageEntry": "pi_core.session.entries",
+    "check_session_file": "pi_core.session.check",
     "convert_to_llm": "pi_core.session.messages",
+    "repair_session_file": "pi_core.session.check",
     "agent_dir": "pi_core.paths",
     # --- runtime, SDK ------------------------------------------------------------------------
     "AgentSession": "pi_core.runtime.agent_session",
@@ -356,6 +360,12 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
         ThinkingLevelChangeEntry,
         UnknownEntry,
         UsageEntry,
+    )
+    from .session.check import (
+        SessionCheck,
+        SessionProblem,
+        check_session_file,
+        repair_session_file,
     )
     from .session.errors import (
         EntryNotFoundError,

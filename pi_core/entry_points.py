@@ -34,6 +34,7 @@ BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
     ("google", "plugins.providers.google"),
     ("mcp", "plugins.mcp"),
     ("tool-search", "plugins.tool_search"),
+    ("session", "plugins.sessions"),
 )
 
 

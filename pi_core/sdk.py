@@ -177,6 +177,15 @@ def _choose_model(models: ModelRegistry, config: Settings, model: Any, provider:
 
 
 def _session_manager(cwd: Path, choice: Any, session_dir: Any) -> Any:
+    from .session import SessionError
+
+    try:
+        return _open_session(cwd, choice, session_dir)
+    except SessionError as exc:  # a locked, foreign or unreadable file: one line, no traceback
+        raise SetupError(str(exc)) from exc
+
+
+def _open_session(cwd: Path, choice: Any, session_dir: Any) -> Any:
     from .session import SessionManager
 
     if isinstance(choice, SessionManager):

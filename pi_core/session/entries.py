@@ -196,7 +196,7 @@ _ENTRY_TYPES: dict[str, type[PiModel]] = {
 
 def _entry_tag(value: Any) -> str:
     kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-    return kind if kind in _ENTRY_TYPES else "unknown"
+    return kind if kind.__class__ is str and kind in _ENTRY_TYPES else "unknown"
 
 
 SessionEntry = Annotated[
@@ -229,7 +229,11 @@ def entry_from_json(raw: dict[str, Any]) -> Any:
     try:
         return _session_entry().validate_python(raw)
     except ValidationError:
+        pass
+    try:
         return UnknownEntry.model_validate(raw)
+    except ValidationError:  # not even the common fields fit: keep the record as it is
+        return UnknownEntry.model_construct(**raw)
 
 
 def header_from_json(raw: dict[str, Any]) -> SessionHeader:

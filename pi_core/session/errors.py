@@ -13,7 +13,8 @@ class InvalidSessionError(SessionError):
     """The file is not a pi session (no valid header), so it is left untouched."""
 
     def __init__(self, path: Path, reason: str) -> None:
-        super().__init__(f"{path} is not a valid pi session file: {reason}")
+        super().__init__(f"{path} is not a valid pi session file: {reason} "
+                         f"(nothing was changed; `pi session check {path}` shows what is wrong)")
         self.path = path
 
 
@@ -21,10 +22,10 @@ class SessionLockedError(SessionError):
     """Another process (or another manager in this one) has the session open for writing."""
 
     def __init__(self, path: Path, holder_pid: int | None) -> None:
-        holder = f"process {holder_pid}" if holder_pid else "another process"
+        holder = f"another pi (process {holder_pid})" if holder_pid else "another pi"
         super().__init__(
-            f"session {path} is open for writing by {holder}; open it read-only "
-            "(SessionManager.open(path, read_only=True)) or close the other pi first"
+            f"session {path} is in use by {holder}; continue it in a copy with `pi --fork {path}`, "
+            "or wait until the other pi exits (programs: SessionManager.open(path, read_only=True))"
         )
         self.path = path
         self.holder_pid = holder_pid

@@ -46,12 +46,12 @@ def kind_of(entry: Raw) -> tuple[int, Raw | None]:
     """The kind code of ``entry`` and, for plain messages, the message itself."""
     kind = entry.get("type")
     if kind != "message":
-        return _BY_TYPE.get(kind, OTHER), None  # type: ignore[arg-type]
+        return (_BY_TYPE.get(kind, OTHER) if kind.__class__ is str else OTHER), None
     message = entry.get("message")
     if message.__class__ is not dict:
         return OTHER, None
     role = message.get("role")
-    if role not in KNOWN_ROLES:
+    if role.__class__ is not str or role not in KNOWN_ROLES:
         return OTHER, None
     if message.get("content") is None:
         return ODD_MESSAGE, None

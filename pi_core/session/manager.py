@@ -13,8 +13,10 @@ has a file open for writing it holds ``<file>.lock``; a second writer gets :clas
 from __future__ import annotations
 
 import gc
+import logging
 import os
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -26,22 +28,24 @@ from .entries import CURRENT_SESSION_VERSION, SessionHeader, entry_from_json, he
 from .errors import (
     EntryNotFoundError,
     InvalidSessionError,
+    SessionConflictError,
     SessionError,
     SessionReadOnlyError,
 )
 from .ids import check_session_id, iso_now, iso_to_ms, new_entry_id, uuid7
-from .jsonfmt import dumps_line
+from .jsonfmt import dumps_line, loads
 from .listing import SessionInfo
 from .locations import default_session_dir, resolve_session_dir, session_file_name
 from .messages import agent_message
 from .migrate import migrate, needs_migration
-from .index import ASSISTANT, LABEL, ODD_MESSAGE, SESSION_INFO, USER, TreeIndex
+from .index import ASSISTANT, LABEL, ODD_MESSAGE, OTHER, SESSION_INFO, USER, TreeIndex
 from .projection import SessionContext, current_system_message, project
 from .scan import Diagnostic, FileReader, RecordStore, Scan, scan_session_file
 from .store import (
     Appender,
     LoadResult,
     WriterLock,
+    backup_file,
     read_session_file,
     repair_tail,
     rewrite_file,
@@ -49,6 +53,8 @@ from .store import (
 from .tree import SessionTreeNode, build_tree
 
 Raw = dict[str, Any]
+log = logging.getLogger("pi_core.session")
+_QUIET = (OTHER, LABEL, SESSION_INFO)  # entries that change nothing the model sees
 _CONVERSATION_ROLES = ("user", "assistant")
 _EDITABLE_ROLES = ("user", "assistant", "toolResult")
 _SYNTHESIZED_ROLES = ("branchSummary", "compactionSummary")
@@ -279,18 +285,27 @@ class SessionManager:
     def _load_path(self, path: Path) -> None:
         scan = scan_session_file(path)
         self.diagnostics = scan.diagnostics
+        for diagnostic in scan.diagnostics:
+            if diagnostic.kind == "malformed_line":
+                log.warning("pi: session %s: %s", path, diagnostic.message)
         if scan.header is None and not len(scan) and (scan.size == 0 or _torn_header_only(scan)):
             self._start_in_empty_file(path, scan)
             return
         header = _header_of(path, scan)  # not a session: raise before touching the file
+        migrating = needs_migration(header)
+        backup = backup_file(path) if migrating and not self._read_only else None  # before any change
         if not self._read_only:
             repair_tail(path, scan)
-        if needs_migration(header):
+        if migrating:
             result = read_session_file(path)
             header, entries = _split(path, result)
             migrate(header, entries)
             self._load(header, entries)
-            if not self._read_only:
+            if backup is not None:
+                self.diagnostics.append(Diagnostic(
+                    "migrated", f"migrated to version {CURRENT_SESSION_VERSION}; the original is kept "
+                    f"as {backup.name}", sidecar=backup))
+                log.warning("session %s: %s", path, self.diagnostics[-1].message)
                 self._rewrite()
         else:
             self._load_scan(header, scan, FileReader(path))
@@ -392,9 +407,89 @@ class SessionManager:
     def _persist_line(self, entry: Raw, line: bytes) -> None:
         if self._flushed:
             assert self._appender is not None
+            for _ in range(5):
+                prefix = self._merge_foreign(entry)
+                if prefix is not None:
+                    line = prefix + _line(entry)
+                try:
+                    self._appender.append(line)
+                    return
+                except SessionConflictError:
+                    continue  # another program wrote just now: merge that too
             self._appender.append(line)
         elif self._has_conversation or _is_conversation(entry):
             self._write_new_file(entry)
+
+    def _merge_foreign(self, entry: Raw) -> bytes | None:
+        """Take in what another program (the TypeScript pi takes no lock) appended since our last
+        write, so nothing of it is lost and ``entry`` parents correctly; returns the bytes to write
+        before ``entry``'s line if that changed (``None``: just the line).
+
+        Their entries join the tree where they say. When they only continue our branch with entries
+        that add nothing to the model's context (plugin state, labels, a name), the leaf follows
+        them; otherwise our entry stays a child of our own leaf (what our model saw), and theirs
+        form a branch of their own.
+        """
+        appender = self._appender
+        assert appender is not None
+        actual = appender.current_size()
+        if actual == appender.size:
+            return None
+        data = appender.read_from(appender.size, actual)
+        for _ in range(25):  # a write in progress: give it a moment to finish its line
+            if data.endswith(b"\n"):
+                break
+            time.sleep(0.02)
+            actual = appender.current_size()
+            data = appender.read_from(appender.size, actual)
+        torn = not data.endswith(b"\n")
+        leaf, added = self._leaf, []
+        for raw in data.split(b"\n")[:-1] if not torn else data.split(b"\n"):
+            if not raw.strip():
+                continue
+            try:
+                record = loads(raw)
+            except ValueError:
+                record = None
+            if record.__class__ is not dict:
+                self.diagnostics.append(Diagnostic(
+                    "malformed_line", "a line another program appended is not a JSON object; skipped"))
+                continue
+            if self._add_foreign(record):
+                added.append(record)
+        appender.size = actual
+        kinds = self._tree.kinds
+        quiet = all(kinds[self._tree.position[r["id"]]] in _QUIET for r in added)
+        chained = all(r.get("parentId") == (added[n - 1]["id"] if n else leaf) for n, r in enumerate(added))
+        if added and quiet and chained:
+            self._leaf = added[-1]["id"]
+            if entry.get("parentId") == leaf:
+                entry["parentId"] = self._leaf
+        if entry.get("id") in self._tree:
+            entry["id"] = new_entry_id(self._tree)
+        log.info("session %s: took in %d entries another program appended", self._file, len(added))
+        if torn:
+            self.diagnostics.append(Diagnostic(
+                "torn_tail", "another program left an unfinished line; ours starts on a new line"))
+            return b"\n"
+        return b""
+
+    def _add_foreign(self, record: Raw) -> bool:
+        if record.get("id").__class__ is not str or record.get("type") == "session" \
+                or record["id"] in self._tree:
+            self._tree.records.append(record)
+            return False
+        self._tree.add(record)
+        kind = record.get("type")
+        if kind == "label":
+            _apply_label(self._labels, record)
+        elif kind == "session_info":
+            self._name = _clean_name(record.get("name"))
+        elif _is_conversation(record):
+            self._has_conversation = True
+        if self._children is not None:
+            self._children.setdefault(record.get("parentId"), []).append(record)
+        return True
 
     def _index(self, entry: Raw) -> None:
         self._tree.add(entry)
@@ -612,7 +707,7 @@ class SessionManager:
         return {tree.ids[at] for at in tree.path(tree.position.get(leaf))} if leaf is not None else set()
 
     def get_label(self, entry_id: str) -> str | None:
-        label = self._labels.get(entry_id)
+        label = self._labels.get(entry_id) if entry_id.__class__ is str else None
         return label[0] if label else None
 
     def get_session_name(self) -> str | None:
@@ -628,7 +723,23 @@ class SessionManager:
         if leaf is None or not len(tree):
             return project(tree, [])
         at = tree.position.get(leaf, len(tree) - 1)  # pi: an unknown leaf means the last entry
-        return project(tree, tree.path(at))
+        context = project(tree, tree.path(at))
+        context.messages.on_invalid = lambda index, exc: self._report_invalid(context, index, exc)
+        return context
+
+    def _report_invalid(self, context: SessionContext, index: int, exc: Exception) -> None:
+        source = context.source_ids[index]
+        at = self._tree.position.get(source)
+        line = self._tree.line(at) if at is not None else None
+        where = f"line {line}" if line else f"entry {source}"
+        reason = str(exc).splitlines()
+        summary = " ".join(reason[:3]) if reason else type(exc).__name__
+        message = (f"{where}: message skipped (it does not fit pi's message format: {summary}); "
+                   "it stays in the file")
+        if any(d.message == message for d in self.diagnostics):
+            return
+        self.diagnostics.append(Diagnostic("bad_entry", message, line=line))
+        log.warning("pi: session %s: %s", self._file, message)
 
     # -----------------------------------------------------------------------------------------
     # new files from this one

@@ -98,7 +98,7 @@ KNOWN_ROLES = frozenset(
 
 def _role_tag(value: Any) -> str:
     role = value.get("role") if isinstance(value, dict) else getattr(value, "role", None)
-    return role if role in KNOWN_ROLES else "unknown"
+    return role if role.__class__ is str and role in KNOWN_ROLES else "unknown"
 
 
 AgentMessage = Annotated[

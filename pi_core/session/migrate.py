@@ -17,9 +17,22 @@ from .entries import CURRENT_SESSION_VERSION
 from .ids import new_entry_id
 
 
-def file_version(header: dict[str, Any]) -> int:
+def file_version(header: dict[str, Any]) -> float:
+    """The header's version compared as pi compares it (``version ?? 1`` against numbers, so ``"3"``
+    counts as 3 and a value that is no number at all as none: such a file is left alone)."""
     version = header.get("version")
-    return version if isinstance(version, int) and not isinstance(version, bool) else 1
+    if version is None:
+        return 1
+    if isinstance(version, bool):
+        return int(version)
+    if isinstance(version, (int, float)):
+        return version
+    if isinstance(version, str):
+        try:
+            return float(version.strip() or 0)
+        except ValueError:
+            return float("nan")
+    return float("nan")
 
 
 def _v1_to_v2(header: dict[str, Any], entries: list[dict[str, Any]]) -> None:
@@ -67,11 +80,15 @@ def needs_migration(header: dict[str, Any]) -> bool:
 
 
 def migrate(header: dict[str, Any], entries: list[dict[str, Any]]) -> bool:
-    """Migrate ``header`` and ``entries`` (file order, header excluded) in place; True if changed."""
+    """Migrate ``header`` and ``entries`` (file order, header excluded) in place; True if changed.
+
+    Unlike pi, entries that already have ids keep them: a header that lost its ``version`` over a
+    tree of entries is a version 3 file, and giving it new ids would flatten its branches.
+    """
     version = file_version(header)
-    if version >= CURRENT_SESSION_VERSION:
+    if not version < CURRENT_SESSION_VERSION:
         return False
-    if version < 2:
+    if version < 2 and not any(isinstance(e.get("id"), str) for e in entries if e.get("type") != "session"):
         _v1_to_v2(header, entries)
     _v2_to_v3(header, entries)
     return True

@@ -60,6 +60,8 @@ class LazyMessages(Sequence[Any]):
     def __init__(self, raw: Sequence[Raw]) -> None:
         self._raw = raw
         self._made: list[Any] = [None] * len(raw)
+        self.on_invalid: Any = None
+        """Called with (index, error) when a stored message does not validate."""
 
     def __len__(self) -> int:
         return len(self._raw)
@@ -73,7 +75,16 @@ class LazyMessages(Sequence[Any]):
             return [self[i] for i in range(*index.indices(len(self)))]
         made = self._made[index]
         if made is None:
-            made = self._made[index] = agent_message(self._raw[index])
+            raw = self._raw[index]
+            try:
+                made = agent_message(raw)
+            except (ValueError, TypeError) as exc:  # pydantic's ValidationError is a ValueError
+                # Lenient, as pi (which never validates): the message is left out of what the model
+                # sees, reported, and kept in the file as it is.
+                made = invalid_message(raw)
+                if self.on_invalid is not None:
+                    self.on_invalid(index, exc)
+            self._made[index] = made
         return made
 
     def __iter__(self) -> Iterator[Any]:
@@ -124,6 +135,14 @@ class RawMessages(Sequence[Raw]):
 
     def __repr__(self) -> str:
         return f"RawMessages({len(self)} messages)"
+
+
+def invalid_message(raw: Any) -> Any:
+    """What stands for a stored message that does not validate: an unknown message, never sent."""
+    from .messages import UnknownMessage
+
+    role = raw.get("role") if isinstance(raw, dict) else None
+    return UnknownMessage.model_construct(role=f"invalid:{role}", invalid=True)
 
 
 class SessionContext:

@@ -3,7 +3,8 @@ is in :mod:`pi_core.session.scan`).
 
 Writing: one ``write()`` per entry on an ``O_APPEND`` descriptor; the line and its newline go together.
 Before each append the file size is checked against what this writer knows, so lines written by
-another program are noticed instead of being interleaved with ours.
+another program are noticed (and merged into the session, see ``SessionManager``) instead of being
+interleaved with ours.
 """
 
 from __future__ import annotations
@@ -112,9 +113,11 @@ def lock_path(session_file: Path) -> Path:
 
 
 class WriterLock:
-    """An exclusive lock on ``<session file>.lock`` holding the owner's pid.
+    """An exclusive lock on ``<session file>.lock`` holding the owner's pid (and start time).
 
-    The operating system drops it when the holder dies, so a crash never leaves a session locked.
+    The operating system drops it when the holder dies, so a crash never leaves a session locked; a
+    lock still held after its owner died (a process the owner started kept the descriptor) is taken
+    over at once.
     """
 
     def __init__(self, session_file: Path) -> None:
@@ -126,12 +129,19 @@ class WriterLock:
         for _ in range(10):
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
             if not _try_lock(fd):
-                holder = _read_pid(fd)
+                holder = _read_owner(fd)
                 os.close(fd)
-                raise SessionLockedError(self.session_file, holder)
+                if holder is not None and not _alive(*holder):
+                    # The owner is gone but something it started still holds the descriptor: the
+                    # lock is stale. Take it over with a fresh lock file.
+                    log.warning("session %s: taking over the lock of process %s, which has exited",
+                                self.session_file, holder[0])
+                    self.path.unlink(missing_ok=True)
+                    continue
+                raise SessionLockedError(self.session_file, holder[0] if holder else None)
             if _same_file(fd, self.path):
                 os.ftruncate(fd, 0)
-                os.write(fd, f"{os.getpid()}\n".encode())
+                os.write(fd, _owner_line(os.getpid()).encode())
                 self._fd = fd
                 return
             os.close(fd)  # the previous holder removed the lock file meanwhile; take the new one
@@ -164,21 +174,55 @@ def _same_file(fd: int, path: Path) -> bool:
     return (mine.st_dev, mine.st_ino) == (on_disk.st_dev, on_disk.st_ino)
 
 
-def _read_pid(fd: int) -> int | None:
+def _start_time(pid: int) -> str | None:
+    """When process ``pid`` started (Linux: clock ticks since boot), to tell it from a reused pid."""
     try:
-        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = handle.read()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(b")") + 2:].split()
+    return fields[19].decode() if len(fields) > 19 else None
+
+
+def _owner_line(pid: int) -> str:
+    start = _start_time(pid)
+    return f"{pid} {start}\n" if start else f"{pid}\n"
+
+
+def _parse_owner(text: str) -> tuple[int, str | None] | None:
+    parts = text.split()
+    if not parts or not parts[0].isdigit():
+        return None
+    return int(parts[0]), parts[1] if len(parts) > 1 else None
+
+
+def _read_owner(fd: int) -> tuple[int, str | None] | None:
+    try:
+        text = os.pread(fd, 64, 0).decode("ascii", "replace")
     except (OSError, AttributeError):
         return None
-    return int(text) if text.isdigit() else None
+    return _parse_owner(text)
+
+
+def _alive(pid: int, start: str | None) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True
+    now = _start_time(pid)
+    return start is None or now is None or now == start
 
 
 def holder_pid(session_file: Path) -> int | None:
     """The pid recorded by the process holding ``session_file`` open for writing, if any."""
     try:
-        text = lock_path(session_file).read_text("ascii").strip()
+        owner = _parse_owner(lock_path(session_file).read_text("ascii"))
     except (OSError, UnicodeDecodeError):
         return None
-    return int(text) if text.isdigit() else None
+    return owner[0] if owner else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -212,6 +256,24 @@ class Appender:
             raise
         return appender
 
+    def current_size(self) -> int:
+        """The file's size now; raises :class:`SessionConflictError` if it shrank or was replaced
+        (continuing would write after something we never saw)."""
+        mine = os.fstat(self._fd)
+        try:
+            on_disk = os.stat(self.path)
+        except FileNotFoundError:
+            raise SessionConflictError(self.path, self.size, -1) from None
+        if (mine.st_dev, mine.st_ino) != (on_disk.st_dev, on_disk.st_ino) or mine.st_size < self.size:
+            raise SessionConflictError(self.path, self.size, mine.st_size)
+        return mine.st_size
+
+    def read_from(self, start: int, end: int) -> bytes:
+        """Bytes ``start``..``end`` of the file (what another program appended)."""
+        with open(self.path, "rb") as handle:
+            handle.seek(start)
+            return handle.read(end - start)
+
     def append(self, data: bytes) -> None:
         actual = os.fstat(self._fd).st_size
         if actual != self.size:
@@ -236,6 +298,21 @@ class Appender:
         self.close()
 
 
+def backup_file(path: Path) -> Path:
+    """Copy ``path`` to ``<file>.bak-<time>`` (not ``.jsonl``: listings never show it) before it is rewritten."""
+    backup = path.with_name(f"{path.name}.bak-{file_timestamp(iso_now())}")
+    n = 1
+    while backup.exists():
+        backup = path.with_name(f"{path.name}.bak-{file_timestamp(iso_now())}-{n}")
+        n += 1
+    with open(path, "rb") as source, open(backup, "xb") as out:
+        while block := source.read(1 << 20):
+            out.write(block)
+        out.flush()
+        os.fsync(out.fileno())
+    return backup
+
+
 def rewrite_file(path: Path, data: bytes) -> None:
     """Replace ``path`` with ``data`` atomically (write a temporary file, then rename it)."""
     temp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
@@ -252,6 +329,7 @@ __all__ = [
     "LoadResult",
     "SessionDiagnostic",
     "WriterLock",
+    "backup_file",
     "holder_pid",
     "lock_path",
     "read_session_file",

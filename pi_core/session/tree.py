@@ -62,7 +62,7 @@ def build_tree(entries: list[Raw], labels: dict[str, tuple[str, str | None]]) ->
     roots: list[SessionTreeNode] = []
     for node in nodes.values():
         parent_id = node.raw.get("parentId")
-        parent = nodes.get(parent_id) if parent_id is not None and parent_id != node.id else None
+        parent = nodes.get(parent_id) if parent_id.__class__ is str and parent_id != node.id else None
         (parent.children if parent is not None else roots).append(node)
     stack = list(roots)
     while stack:  # iterative: a long session is a very deep tree

@@ -288,15 +288,45 @@ def test_a_dead_writer_leaves_no_lock(tmp_path: Path) -> None:
         manager.append_message(user("alive"))
 
 
-def test_a_foreign_append_is_noticed_instead_of_interleaved(tmp_path: Path) -> None:
+def _line_of(path: Path, entry_id: str) -> dict:
+    return next(r for r in map(json.loads, path.read_text().splitlines()) if r.get("id") == entry_id)
+
+
+def test_a_foreign_append_is_merged_and_nothing_is_lost(tmp_path: Path) -> None:
+    # Replaces the old SessionConflictError behaviour (issue #16: the run died and lost its answer).
     path = written_session(tmp_path)
     manager = SessionManager.open(path)
+    leaf = manager.get_leaf_id()
     with open(path, "a") as other:  # a program that ignores the lock (for example pi itself)
-        other.write('{"type":"label","id":"zz","parentId":null,"timestamp":"x","targetId":"a"}\n')
-    size = path.stat().st_size
+        other.write('{"type":"custom","customType":"x","data":1,"id":"zz000001","parentId":"%s",'
+                    '"timestamp":"2026-01-01T00:00:00.000Z"}\n' % leaf)
+        other.write('{"type":"session_info","id":"zz000002","parentId":"zz000001",'
+                    '"timestamp":"2026-01-01T00:00:00.000Z","name":"named elsewhere"}\n')
+    mine = manager.append_message(user("mine"))
+    # Their entries only continued our branch without touching the context: ours follows them.
+    assert _line_of(path, mine)["parentId"] == "zz000002"
+    assert manager.get_session_name() == "named elsewhere"
+    with open(path, "a") as other:  # now a message on our branch: ours stays on what our model saw
+        other.write(json.dumps({"type": "message", "id": "zz000003", "parentId": mine,
+                                "timestamp": "2026-01-01T00:00:00.000Z",
+                                "message": {"role": "user", "content": "theirs", "timestamp": 1}}) + "\n")
+    second = manager.append_message(user("mine again"))
+    assert _line_of(path, second)["parentId"] == mine
+    manager.close()
+    reopened = SessionManager.open(path, read_only=True)
+    ids = [e["id"] for e in reopened.raw_entries()]
+    assert {"zz000001", "zz000002", "zz000003", mine, second} <= set(ids)
+    assert reopened.get_leaf_id() == second
+    assert [m["content"][0]["text"] for m in reopened.build_session_context().raw_messages
+            if m["role"] == "user"][-2:] == ["mine", "mine again"]
+
+
+def test_a_replaced_file_is_not_written_to(tmp_path: Path) -> None:
+    path = written_session(tmp_path)
+    manager = SessionManager.open(path)
+    path.write_text(path.read_text()[:200])  # truncated by somebody: continuing would be wrong
     with pytest.raises(SessionConflictError, match="changed by another program"):
         manager.append_message(user("mine"))
-    assert path.stat().st_size == size
     manager.close()
 
 
