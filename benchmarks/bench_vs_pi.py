@@ -58,6 +58,7 @@ DELTAS = 200_000
 class Server:
     def __init__(self, scratch: Path) -> None:
         port_file = scratch / "port"
+        port_file.unlink(missing_ok=True)
         self.proc = subprocess.Popen([sys.executable, str(HERE / "fake_server.py"), str(port_file)])
         for _ in range(200):
             if port_file.exists() and port_file.read_text():

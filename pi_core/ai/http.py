@@ -122,6 +122,32 @@ def merge_headers(*layers: Mapping[str, str] | None) -> dict[str, str]:
     return dict(merged.values())
 
 
+_encode: Any = None
+
+
+def encode_json(payload: Any) -> bytes:
+    """A request body as UTF-8 JSON: msgspec (about ten times the standard library's speed, which a
+    long conversation sent every turn needs), the standard library for what msgspec refuses."""
+    global _encode
+    if _encode is None:
+        import msgspec
+
+        _encode = msgspec.json.Encoder().encode
+    try:
+        return _encode(payload)
+    except (TypeError, ValueError):  # a lone surrogate (JSON "\ud83d"), a value msgspec does not take
+        pass
+    from .errors import js_json
+
+    text = js_json(payload)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate slipped through: drop it
+        from .request import sanitize_surrogates
+
+        return sanitize_surrogates(text).encode("utf-8")
+
+
 @contextlib.asynccontextmanager
 async def post_stream(url: str, payload: Any, headers: Mapping[str, str], *, style: ErrorStyle,
                       client: httpx.AsyncClient | None = None,
@@ -133,16 +159,8 @@ async def post_stream(url: str, payload: Any, headers: Mapping[str, str], *, sty
     """
     import httpx
 
-    from .errors import js_json
-
     http = client or shared_client()
-    text = js_json(payload)
-    try:
-        body = text.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate slipped through (JSON "\ud83d"): drop it
-        from .request import sanitize_surrogates
-
-        body = sanitize_surrogates(text).encode("utf-8")
+    body = encode_json(payload)
     all_headers = merge_headers({"content-type": "application/json", "user-agent": user_agent()}, headers)
     request = http.build_request("POST", url, content=body, headers=all_headers,
                                  timeout=make_timeout(read_timeout) if read_timeout else httpx.USE_CLIENT_DEFAULT)

@@ -50,7 +50,10 @@ class HookWiring:
     async def on_payload(self, payload: dict[str, Any], model: Model | None = None) -> dict[str, Any]:
         if not self.host.dispatch.has("before_provider_request"):
             return payload
-        event = await self.host.dispatch.call("before_provider_request", ProviderRequestEvent(payload, model or self._model()), self.ctx)
+        # A copy: the provider may keep parts of the payload for the next request (its turn cache).
+        event = await self.host.dispatch.call("before_provider_request",
+                                              ProviderRequestEvent(copy.deepcopy(payload), model or self._model()),
+                                              self.ctx)
         return event.payload
 
     async def before_tool_call(self, event: BeforeToolCallEvent) -> BeforeToolCallEvent:

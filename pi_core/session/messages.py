@@ -10,6 +10,7 @@ wrapped in ``<summary>`` tags after a one-sentence preamble.
 from __future__ import annotations
 
 import functools
+import weakref
 
 from collections.abc import Iterable
 from typing import Annotated, Any, Literal, Union
@@ -147,9 +148,28 @@ def _user(text: str, timestamp: int | None) -> UserMessage:
     return UserMessage(content=[TextContent(text=text)], timestamp=timestamp or 0)
 
 
+_converted: dict[int, tuple[Any, Any]] = {}  # id(message) -> (weak reference to it, model message)
+
+
 def _to_llm(message: Any) -> Any:
     if isinstance(message, (UserMessage, AssistantMessage, ToolResultMessage, SystemMessage)):
         return message
+    # The same session message gives the same model message every turn, so a provider can tell that
+    # the start of the conversation has not changed (and reuse what it made of it last time).
+    key = id(message)
+    known = _converted.get(key)
+    if known is not None and known[0]() is message:
+        return known[1]
+    converted = _convert(message)
+    try:
+        ref = weakref.ref(message, lambda _, key=key: _converted.pop(key, None))
+    except TypeError:
+        return converted
+    _converted[key] = (ref, converted)
+    return converted
+
+
+def _convert(message: Any) -> Any:
     if isinstance(message, BashExecutionMessage):
         if message.exclude_from_context:
             return None

@@ -9,7 +9,11 @@ model) select them — see ``docs/providers.md`` for the list.
 
 from __future__ import annotations
 
+import asyncio
+import bisect
+import copy
 import json
+import operator
 from typing import Any
 
 from pi_core import hookimpl
@@ -169,13 +173,72 @@ def _tool_results(results: list[ToolResultMessage], compat: dict[str, Any], mode
 
 
 def convert_messages(model: Model, context: Context, compat: dict[str, Any]) -> list[dict[str, Any]]:
-    """The ``messages`` array for ``context`` (after cross-provider handoff)."""
+    """The ``messages`` array for ``context`` (after cross-provider handoff).
+
+    The conversation is converted turn by turn (a turn starts at an assistant message: nothing before
+    it depends on what follows), and the turns of the previous request that are the same message
+    objects are taken from it as they were, so a request on a long session costs what is new in it.
+    """
     params: list[dict[str, Any]] = []
     prompt = system_prompt(context)
     if prompt:
         role = "developer" if model.reasoning and compat["supportsDeveloperRole"] else "system"
         params.append({"role": role, "content": sanitize_surrogates(prompt)})
-    messages = transform_messages(conversation(context), model, lambda i, m, s: _tool_call_id(i, m, compat))
+    messages = conversation(context)
+    key = _cache_key(model, compat)
+    cached = _TURNS.pop(key, None)
+    starts: list[int] = []  # where each turn starts in ``messages``
+    ends: list[int] = []  # how many converted items come before it
+    converted: list[dict[str, Any]] = []
+    begin = 0
+    if cached is not None:  # reuse the turns that are the very same message objects as last time
+        old, old_starts, old_ends, old_converted = cached
+        same = _common_prefix(old, messages)
+        # Turn k is the same if the next one starts (with the same assistant message) inside ``same``.
+        keep = bisect.bisect_left(old_starts, same) - 1
+        if keep > 0:
+            begin = old_starts[keep]
+            starts, ends = old_starts[:keep], old_ends[:keep]
+            converted = old_converted[:old_ends[keep]]
+    for turn_start, turn in _turns(messages, begin):
+        starts.append(turn_start)
+        ends.append(len(converted))
+        converted += _convert_turn(turn, model, compat)
+    _TURNS[key] = (messages, starts, ends, converted)
+    while len(_TURNS) > 4:  # one conversation per model, a few models
+        del _TURNS[next(iter(_TURNS))]
+    return params + list(map(dict, converted))  # the caller may change them; the cache keeps its own
+
+
+_TURNS: dict[str, tuple[list[Any], list[int], list[int], list[dict[str, Any]]]] = {}
+
+
+def _cache_key(model: Model, compat: dict[str, Any]) -> str:
+    return json.dumps([model.provider, model.api, model.id, model.reasoning, list(model.input), compat],
+                      sort_keys=True, default=str)
+
+
+def _common_prefix(old: list[Any], new: list[Any]) -> int:
+    n = min(len(old), len(new))
+    if all(map(operator.is_, old[:n], new[:n])):
+        return n
+    return next(i for i in range(n) if old[i] is not new[i])
+
+
+def _turns(messages: list[Any], begin: int) -> list[tuple[int, list[Any]]]:
+    """The messages from ``begin`` on, cut before each assistant message: ``(start, turn)``."""
+    turns: list[tuple[int, list[Any]]] = []
+    for i in range(begin, len(messages)):
+        message = messages[i]
+        if not turns or (isinstance(message, AssistantMessage) and turns[-1][1]):
+            turns.append((i, []))
+        turns[-1][1].append(message)
+    return turns
+
+
+def _convert_turn(turn: list[Any], model: Model, compat: dict[str, Any]) -> list[dict[str, Any]]:
+    params: list[dict[str, Any]] = []
+    messages = transform_messages(turn, model, lambda i, m, s: _tool_call_id(i, m, compat))
     i, last_role = 0, None
     while i < len(messages):
         message = messages[i]
@@ -305,6 +368,7 @@ def build_payload(model: Model, context: Context, options: StreamOptions,
     elif compat["requiresToolsWithToolHistory"] and _has_tool_history(context):
         payload["tools"] = []
     if compat.get("cacheControlFormat") == "anthropic":
+        payload["messages"] = copy.deepcopy(payload["messages"])  # the markers must not reach the turn cache
         _cache_control(payload, options)
     if options.tool_choice is not None:
         payload["tool_choice"] = options.tool_choice
@@ -443,9 +507,11 @@ async def stream_completions(model: Model, context: Context, options: StreamOpti
     async with post_stream(url, payload, headers, style="openai", client=options.client,
                            read_timeout=options.read_timeout) as response:
         writer.start()
-        async for event in iter_sse(response.aiter_bytes(), writer.drain):
+        events = iter_sse(response.aiter_bytes(), writer.drain)
+        async for event in events:
             data = event.data
             if data == "[DONE]":
+                await _read_to_end(events)
                 break
             try:
                 chunk = json.loads(data)
@@ -457,6 +523,19 @@ async def stream_completions(model: Model, context: Context, options: StreamOpti
                 raise _stream_error(chunk)
             parser.chunk(chunk)
     _finish(writer, parser, compat)
+
+
+async def _read_to_end(events: Any) -> None:
+    """Read what little follows ``[DONE]`` so the connection goes back to the pool for the next
+    request (closing a response that was not read to its end closes its connection too)."""
+    async def rest() -> None:
+        async for _ in events:
+            pass
+
+    try:
+        await asyncio.wait_for(rest(), 0.25)
+    except (asyncio.TimeoutError, Exception):  # noqa: BLE001 - the answer is complete either way
+        pass
 
 
 def _finish(writer: StreamWriter, parser: _Parser, compat: dict[str, Any]) -> None:

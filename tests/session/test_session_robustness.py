@@ -57,6 +57,8 @@ def damage(data: bytes, how: str, draw: st.DataObject) -> bytes:
     lines = data.split(b"\n")
     n = draw.draw(st.integers(0, max(0, len(lines) - 2)))
     if how == "flip":
+        if not data:
+            return data
         at = draw.draw(st.integers(0, len(data) - 1))
         return data[:at] + bytes([data[at] ^ draw.draw(st.integers(1, 255))]) + data[at + 1:]
     if how == "cut_line":
