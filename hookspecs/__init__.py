@@ -187,8 +187,10 @@ def register_cli_commands(register: Callable[..., None]) -> None:
     """Register ``pi`` sub-commands (``pi my-command ...``).
 
     Call ``register(fn, name=None, help=None)`` with a plain function whose parameters become
-    typer options and arguments. ``pi "a prompt"`` keeps meaning a prompt: a word is only a
-    sub-command if it is the first word and a registered command's exact name. Return nothing.
+    typer options and arguments (a parameter typed ``typer.Context`` receives the context; its
+    ``obj`` is the :class:`pi_core.PluginHost`, for commands that need the providers or tools).
+    ``pi "a prompt"`` keeps meaning a prompt: a word is only a sub-command if it is the first word
+    and a registered command's exact name. Return nothing.
 
     :param register: the registration callback.
 

@@ -97,7 +97,7 @@ def run(args: list[str]) -> int:
     else:  # a sub-command (maybe a plugin's, maybe long-running): no session to wait for
         startup_done()
     try:
-        command(args=argv, prog_name="pi", standalone_mode=True)
+        command(args=argv, prog_name="pi", standalone_mode=True, obj=host)  # sub-commands see the host as ctx.obj
     except SystemExit as exc:
         return _exit_code(exc.code)
     return 0

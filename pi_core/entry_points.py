@@ -35,6 +35,7 @@ BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
     ("mcp", "plugins.mcp"),
     ("tool-search", "plugins.tool_search"),
     ("session", "plugins.sessions"),
+    ("auth", "plugins.commands.auth"),
 )
 
 

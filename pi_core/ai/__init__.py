@@ -153,6 +153,11 @@ _EXPORTS: dict[str, str] = {
     "LoginInteraction": "pi_core.ai.auth.interaction",
     "LoginOption": "pi_core.ai.auth.interaction",
     "ProgressEvent": "pi_core.ai.auth.interaction",
+    "LoginMethod": "pi_core.ai.auth.login",
+    "login_methods": "pi_core.ai.auth.login",
+    "login_provider": "pi_core.ai.auth.login",
+    "logout_provider": "pi_core.ai.auth.login",
+    "provider_label": "pi_core.ai.auth.login",
     "CallbackServer": "pi_core.ai.auth.oauth",
     "OAuthError": "pi_core.ai.auth.oauth",
     "Poll": "pi_core.ai.auth.oauth",
@@ -208,6 +213,7 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
         LoginOption,
         ProgressEvent,
     )
+    from .auth.login import LoginMethod, login_methods, login_provider, logout_provider, provider_label
     from .auth.oauth import (
         CallbackServer,
         OAuthError,

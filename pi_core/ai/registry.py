@@ -315,11 +315,15 @@ class ModelRegistry:
                                             self._custom_keys.get(provider), explicit, reject=reject,
                                             min_validity_ms=min_validity_ms)
 
+    def peek_auth(self, provider: str, explicit: str | None = None) -> AuthResult | None:
+        """Like :meth:`resolve_auth` without refreshing (an OAuth token is returned as stored) and without
+        awaiting ambient credentials that need it."""
+        return self._resolver.resolve_sync(provider, self.get_provider(provider), self.provider_auth(provider),
+                                           self._custom_keys.get(provider), explicit)
+
     def get_api_key(self, provider: str, explicit: str | None = None) -> str | None:
-        """The API key for ``provider`` in the order of :meth:`resolve_auth`, without refreshing (an OAuth
-        access token is returned as stored) or awaiting ambient credentials."""
-        found = self._resolver.resolve_sync(provider, self.get_provider(provider), self.provider_auth(provider),
-                                            self._custom_keys.get(provider), explicit)
+        """The API key of :meth:`peek_auth`."""
+        found = self.peek_auth(provider, explicit)
         return found.api_key if found is not None else None
 
     def has_auth(self, provider: str) -> bool:

@@ -39,6 +39,10 @@ class UI:
     async def input(self, title: str, placeholder: str = "", *, timeout: float | None = None) -> str | None:
         return None
 
+    async def secret(self, title: str, *, timeout: float | None = None) -> str | None:
+        """Like :meth:`input` for a secret (an API key): hosts do not repeat the answer in their log."""
+        return await self.input(title, timeout=timeout)
+
     async def editor(self, title: str, prefill: str = "") -> str | None:
         return None
 
@@ -66,6 +70,7 @@ class SessionRuntime(Protocol):
     ``pi_core.runtime.bridge.PluginBridge``). :class:`ExtensionContext` delegates to it."""
 
     def get_model(self) -> Model | None: ...
+    def get_model_registry(self) -> Any: ...
     def session_view(self) -> SessionManager: ...
     def is_idle(self) -> bool: ...
     def abort(self) -> None: ...
@@ -117,6 +122,12 @@ class ExtensionContext:
     @property
     def model(self) -> Model | None:
         return self._runtime.get_model() if self._runtime else None
+
+    @property
+    def model_registry(self) -> Any:
+        """The session's :class:`pi_core.ai.ModelRegistry` (providers, credentials); ``None`` outside a
+        session."""
+        return self._runtime.get_model_registry() if self._runtime else None
 
     @property
     def session(self) -> SessionManager:

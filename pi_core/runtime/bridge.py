@@ -35,6 +35,9 @@ class PluginBridge:
     def get_model(self) -> Model | None:
         return self._s.model
 
+    def get_model_registry(self) -> Any:
+        return self._s.models
+
     def session_view(self) -> SessionManager:
         return self._s.session
 

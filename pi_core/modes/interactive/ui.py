@@ -72,6 +72,11 @@ class InteractiveUI(UI):
         self._echo(title, answer)
         return answer
 
+    async def secret(self, title: str, *, timeout: float | None = None) -> str | None:
+        answer = await self._ask(lambda: self.dialogs.input(title, ""), timeout)
+        self._echo(title, None if answer is None else "(hidden)")
+        return answer
+
     async def editor(self, title: str, prefill: str = "") -> str | None:
         answer = await self._ask(lambda: self.dialogs.editor(title, prefill), None)
         self._echo(title, None if answer is None else f"({answer.count(chr(10)) + 1} lines)")
