@@ -13,12 +13,12 @@ module, found with ``importlib.util.find_spec`` (the package is never imported).
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
+from ..safejson import parse_json
 from . import filters
 
 ResourceKind = Literal["extensions", "skills", "prompts", "themes"]
@@ -38,7 +38,7 @@ def is_python_project(root: Path) -> bool:
 def read_manifest(root: Path) -> dict[str, Any] | None:
     """The ``pi`` object of ``root/package.json``, when there is one with resource lists."""
     try:
-        data = json.loads((root / "package.json").read_text(encoding="utf-8-sig"))
+        data = parse_json((root / "package.json").read_text(encoding="utf-8-sig"))
     except (OSError, ValueError):
         return None
     manifest = data.get("pi") if isinstance(data, dict) else None

@@ -8,13 +8,13 @@ Resolving reads files and package metadata only: nothing is imported, installed 
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..safejson import parse_json
 from . import filters
 from .layout import (
     FOREIGN_EXTENSIONS,
@@ -131,7 +131,7 @@ def settings_file(scope: Scope, cwd: Path, agent_dir: Path) -> Path:
 def read_package_entries(path: Path) -> list[str | dict[str, Any]]:
     """The ``packages`` list of one settings file (``[]`` when absent or unreadable)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8-sig") or "{}")
+        data = parse_json(path.read_text(encoding="utf-8-sig") or "{}")
     except (OSError, ValueError):
         return []
     entries = data.get("packages") if isinstance(data, dict) else None

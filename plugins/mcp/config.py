@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from pi_core import parse_json
+
 Scope = Literal["global", "project", "plugin"]
 EXPOSURES = ("codemode", "deferred", "direct", "hidden")
 EXPOSURE_ALIASES = {"codemode-deferred": "codemode"}
@@ -211,7 +213,7 @@ def load_config(agent_dir: Path, cwd: Path, *, project_trusted: bool) -> LoadedC
 
 
 def read_json(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8-sig"))
+    return parse_json(path.read_text(encoding="utf-8-sig"))
 
 
 def _read_file(path: Path, scope: Scope, servers: dict[str, ServerEntry], loaded: LoadedConfig) -> None:
@@ -343,7 +345,7 @@ def expand_home(value: str) -> str:
 
 def _edit(path: Path, change: Callable[[dict[str, Any] | None, dict[str, Any]], bool]) -> None:
     text = path.read_text(encoding="utf-8-sig") if path.exists() else None
-    parsed = {} if text is None else json.loads(text)
+    parsed = {} if text is None else parse_json(text)
     if not isinstance(parsed, dict) or not isinstance(parsed.get("mcpServers", {}), dict):
         raise ValueError(f'{path}: expected an object with an "mcpServers" object')
     servers = parsed.get("mcpServers") if isinstance(parsed.get("mcpServers"), dict) else None

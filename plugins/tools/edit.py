@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
-from pi_core import Tool, ToolCapabilities, ToolContext, ToolError, ToolResult, hookimpl
+from pi_core import Tool, ToolCapabilities, ToolContext, ToolError, ToolResult, hookimpl, parse_json
 
 DESCRIPTION = (
     "Change one file by replacing pieces of its text. Each edits[] entry names an oldText that must "
@@ -51,7 +50,7 @@ def prepare_arguments(args: dict[str, Any]) -> dict[str, Any]:
     edits = args.get("edits")
     if isinstance(edits, str):
         try:
-            parsed = json.loads(edits)
+            parsed = parse_json(edits)
         except ValueError:
             parsed = None
         if isinstance(parsed, list):

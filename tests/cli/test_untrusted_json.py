@@ -36,6 +36,15 @@ def test_a_deeply_nested_config_file_is_no_traceback(tmp_path: Path, name: str) 
     assert (agent / name).read_text() == DEEP  # never rewritten
 
 
+def test_a_deeply_nested_mcp_json_is_reported_by_pi_mcp_list(tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "mcp.json").write_text(DEEP)
+    result = pi(tmp_path, agent, "mcp", "list")
+    assert "Traceback" not in result.stderr
+    assert f"{agent / 'mcp.json'}: nested more than {JSON_MAX_DEPTH} levels deep" in result.stdout + result.stderr
+
+
 def test_deeply_nested_tool_arguments_become_an_error_result_and_the_run_goes_on(tmp_path: Path) -> None:
     nested: object = "x"
     for _ in range(500):

@@ -14,12 +14,13 @@ produces for the matching escape sequences, so one binding serves both.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from ...safejson import parse_json
 
 KEYBINDINGS_FILE = "keybindings.json"
 MODIFIERS = ("ctrl", "shift", "alt", "super")
@@ -274,9 +275,9 @@ class Keymap:
             keymap.errors.append(f"{path}: cannot read ({exc.strerror or exc})")
             return keymap
         try:
-            data = json.loads(text) if text.strip() else {}
-        except json.JSONDecodeError as exc:
-            keymap.errors.append(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}); defaults used")
+            data = parse_json(text) if text.strip() else {}
+        except ValueError as exc:
+            keymap.errors.append(f"{path}: not valid JSON ({exc}); defaults used")
             return keymap
         if not isinstance(data, dict):
             keymap.errors.append(f"{path}: expected a JSON object of action ids; defaults used")
