@@ -15,13 +15,14 @@ built-in value of its token. ``NO_COLOR`` turns every colour off.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from ...safejson import parse_json
 
 FG_TOKENS = (
     "accent", "border", "borderAccent", "borderMuted", "success", "error", "warning", "muted", "dim", "text",
@@ -330,9 +331,9 @@ def load_theme_file(path: Path, **options: Any) -> Theme:
     except OSError as exc:
         raise ThemeError(f"{path}: cannot read ({exc.strerror or exc})") from None
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ThemeError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+        data = parse_json(text)
+    except ValueError as exc:
+        raise ThemeError(f"{path}: not valid JSON ({exc})") from None
     try:
         return build_theme(data, source=path, **options)
     except ThemeError as exc:
@@ -362,7 +363,7 @@ class ThemeCatalog:
 
     def _add(self, path: Path) -> None:
         try:
-            name = json.loads(path.read_text(encoding="utf-8")).get("name")
+            name = parse_json(path.read_text(encoding="utf-8")).get("name")
         except (OSError, ValueError, AttributeError):
             name = None
         if not isinstance(name, str):
