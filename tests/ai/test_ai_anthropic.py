@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ai_fake_server import FakeServer, Reply, json_reply
+from pi_core.testing import FakeProviderServer, Reply, json_reply
 from ai_helpers import consume, every_split, run, types_of
-from ai_pi_script import anthropic_turn
+from pi_core.testing import anthropic_chunks
 
 from pi_core.ai import (
     AbortController,
@@ -55,7 +55,7 @@ def fixture(name: str) -> bytes:
 
 
 async def serve(replies: list[Any], m: Model | None = None, context: Context = CTX, **options: Any):
-    async with FakeServer(replies) as server:
+    async with FakeProviderServer(replies) as server:
         target = (m or model()).model_copy(update={"base_url": server.url})
         options.setdefault("api_key", "fake-anthropic-key")
         message, events = await consume(stream(target, context, registry=REGISTRY, **options), target)
@@ -258,7 +258,7 @@ def test_abort_mid_stream() -> None:
 
     async def scenario() -> tuple[AssistantMessage, Any]:
         controller = AbortController()
-        async with FakeServer([lambda req: Reply(chunks=anthropic_turn(turn, req.body, 1), chunk_delay=0.02)]) as server:
+        async with FakeProviderServer([lambda req: Reply(chunks=anthropic_chunks(turn, req.body, 1), chunk_delay=0.02)]) as server:
             s = stream(model(server.url), CTX, registry=REGISTRY, api_key="k", signal=controller.signal)
             count = 0
             async for event in s:
@@ -277,7 +277,7 @@ def test_abort_mid_stream() -> None:
 def test_every_chunk_boundary_gives_the_same_result() -> None:
     turn = {"thinking": "Plan: read — then answer.", "text": "Reading.",
             "tool_calls": [{"id": "toolu_1", "name": "read", "arguments": {"path": "a.py"}}]}
-    data = b"".join(anthropic_turn(turn, {"model": "fake-claude"}, 1))
+    data = b"".join(anthropic_chunks(turn, {"model": "fake-claude"}, 1))
     assert run(every_split(model(), CTX, data, REGISTRY), timeout=120) == len(data) - 1
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ai_fake_server import FakeServer, Reply
+from pi_core.testing import FakeProviderServer, Reply
 from ai_helpers import consume, run
-from ai_pi_script import openai_turn
+from pi_core.testing import openai_chunks
 from pydantic import TypeAdapter
 
 from pi_core.ai import AssistantMessage, Context, Message, ModelRegistry, SystemMessage, stream
@@ -71,7 +71,7 @@ def test_request_body_and_headers_equal_what_pi_sent(scenario: str, k: int, agen
 
     async def scenario_run() -> Any:
         reply = Reply(chunks=[b'data: {"choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}\n\n'])
-        async with FakeServer([reply]) as server:
+        async with FakeProviderServer([reply]) as server:
             registry = registry_for(data, server.url, agent_dir)
             model = registry.get_model("fake", "fake-model")
             await consume(stream(model, context_before_turn(data, k), registry=registry))
@@ -120,9 +120,9 @@ def test_same_bytes_give_the_events_and_messages_pi_produced(scenario: str, agen
         turns = [{**data["script"][k], "usage": {"prompt_tokens": want["message"]["usage"]["input"],
                                                  "completion_tokens": want["message"]["usage"]["output"]}}
                  for k, want in enumerate(expected)]
-        replies = [lambda req, k=k: Reply(chunks=openai_turn(turns[k], req.body, k + 1)) for k in range(len(turns))]
+        replies = [lambda req, k=k: Reply(chunks=openai_chunks(turns[k], req.body, k + 1)) for k in range(len(turns))]
         results = []
-        async with FakeServer(replies) as server:
+        async with FakeProviderServer(replies) as server:
             registry = registry_for(data, server.url, agent_dir)
             model = registry.get_model("fake", "fake-model")
             for k in range(len(expected)):

@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from ai_fake_server import FakeServer, Reply, json_reply
+from pi_core.testing import FakeProviderServer, Reply, json_reply
 from ai_helpers import consume, every_split, run, types_of
 
 from pi_core.ai import (
@@ -48,7 +48,7 @@ def fixture(name: str) -> bytes:
 
 
 async def serve(replies: list[Any], m: Model | None = None, context: Context = CTX, **options: Any):
-    async with FakeServer(replies) as server:
+    async with FakeProviderServer(replies) as server:
         target = (m or model()).model_copy(update={"base_url": server.url + "/v1beta"})
         options.setdefault("api_key", "AIza-test")
         message, events = await consume(stream(target, context, registry=REGISTRY, **options), target)
@@ -139,7 +139,7 @@ def test_abort_mid_stream() -> None:
 
     async def scenario() -> AssistantMessage:
         controller = AbortController()
-        async with FakeServer([Reply(chunks=chunks, chunk_delay=0.05)]) as server:
+        async with FakeProviderServer([Reply(chunks=chunks, chunk_delay=0.05)]) as server:
             target = model(server.url + "/v1beta", id="gemini-2.5-flash")
             s = stream(target, CTX, registry=REGISTRY, api_key="k", signal=controller.signal)
             async for event in s:

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ai_fake_server import FakeServer, Reply, json_reply, sse
+from pi_core.testing import FakeProviderServer, Reply, json_reply, sse
 from ai_helpers import consume, every_split, run, types_of
-from ai_pi_script import openai_turn
+from pi_core.testing import openai_chunks
 
 from pi_core.ai import (
     AbortController,
@@ -48,7 +48,7 @@ def fixture(name: str) -> bytes:
 
 
 async def serve(replies: list[Any], m: Model | None = None, context: Context = CTX, **options: Any):
-    async with FakeServer(replies) as server:
+    async with FakeProviderServer(replies) as server:
         target = (m or model()).model_copy(update={"base_url": server.url + "/v1"})
         message, events = await consume(stream(target, context, registry=REGISTRY, api_key="sk-test", **options),
                                         target)
@@ -92,7 +92,7 @@ def test_partial_arguments_grow_while_streaming() -> None:
 
     async def scenario() -> list[dict[str, Any]]:
         seen: list[dict[str, Any]] = []
-        async with FakeServer([Reply(chunks=chunks, chunk_delay=0.005)]) as server:
+        async with FakeProviderServer([Reply(chunks=chunks, chunk_delay=0.005)]) as server:
             target = model(server.url + "/v1")
             async for event in stream(target, CTX, registry=REGISTRY, api_key="k"):
                 if event.type == "toolcall_delta" and event.content_index == 0:
@@ -188,7 +188,7 @@ def test_content_filter_is_an_error() -> None:
 
 def test_connection_refused_is_an_error_event() -> None:
     async def scenario() -> AssistantMessage:
-        server = FakeServer()
+        server = FakeProviderServer()
         async with server:
             url = server.url
         return (await consume(stream(model(url + "/v1"), CTX, registry=REGISTRY, api_key="k")))[0]
@@ -200,9 +200,9 @@ def test_connection_refused_is_an_error_event() -> None:
 def test_abort_mid_stream_closes_the_connection_and_keeps_what_arrived() -> None:
     chunks = [c + b"\n\n" for c in fixture("text.sse").split(b"\n\n") if c]
 
-    async def scenario() -> tuple[AssistantMessage, list[Any], FakeServer]:
+    async def scenario() -> tuple[AssistantMessage, list[Any], FakeProviderServer]:
         controller = AbortController()
-        async with FakeServer([Reply(chunks=chunks, chunk_delay=0.05)]) as server:
+        async with FakeProviderServer([Reply(chunks=chunks, chunk_delay=0.05)]) as server:
             s = stream(model(server.url + "/v1"), CTX, registry=REGISTRY, api_key="k", signal=controller.signal)
             events = []
             async for event in s:
@@ -225,7 +225,7 @@ def test_every_chunk_boundary_gives_the_same_result() -> None:
     turn = {"thinking": "Need both files.", "text": "Reading them — now.",
             "tool_calls": [{"id": "call_1", "name": "read", "arguments": {"path": "a.py"}},
                            {"id": "call_2", "name": "read", "arguments": {"path": "b.py"}}]}
-    data = b"".join(openai_turn(turn, {"model": "gpt-4o", "stream_options": {"include_usage": True}}, 1))
+    data = b"".join(openai_chunks(turn, {"model": "gpt-4o", "stream_options": {"include_usage": True}}, 1))
     tried = run(every_split(model(reasoning=True), CTX, data, REGISTRY), timeout=120)
     assert tried == len(data) - 1 > 2000
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ai_fake_server import FakeServer, Reply, json_reply
+from pi_core.testing import FakeProviderServer, Reply, json_reply
 from ai_helpers import consume, every_split, run, types_of
 
 from pi_core.ai import (
@@ -51,7 +51,7 @@ def fixture(name: str) -> bytes:
 
 async def serve(replies: list[Any], m: Model | None = None, context: Context = CTX, check_cost: bool = True,
                 **options: Any):
-    async with FakeServer(replies) as server:
+    async with FakeProviderServer(replies) as server:
         target = (m or model()).model_copy(update={"base_url": server.url + "/v1"})
         options.setdefault("api_key", "sk-test")
         message, events = await consume(stream(target, context, registry=REGISTRY, **options),
@@ -179,7 +179,7 @@ def test_abort_mid_stream() -> None:
 
     async def scenario() -> AssistantMessage:
         controller = AbortController()
-        async with FakeServer([Reply(chunks=chunks, chunk_delay=0.03)]) as server:
+        async with FakeProviderServer([Reply(chunks=chunks, chunk_delay=0.03)]) as server:
             s = stream(model(server.url + "/v1"), CTX, registry=REGISTRY, api_key="k", signal=controller.signal)
             async for event in s:
                 if event.type == "thinking_delta":

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ai_fake_server import FakeServer, Reply, json_reply
+from pi_core.testing import FakeProviderServer, Reply, json_reply
 from ai_helpers import run
 
 from pi_core.ai import (
@@ -98,7 +98,7 @@ FAST = RetryPolicy(base_delay_ms=10)
 
 
 async def retried(replies: list[Any], policy: RetryPolicy = FAST, **options: Any) -> tuple[AssistantMessage, list, Any]:
-    async with FakeServer(replies) as server:
+    async with FakeProviderServer(replies) as server:
         model = Model(id="m", api=API, provider="local", base_url=server.url + "/v1")
         s = stream(model, Context(messages=[UserMessage(content="hi")]), registry=REGISTRY, api_key="k",
                    retry=policy, **options)
@@ -152,7 +152,7 @@ def test_connection_reset_is_retried() -> None:
 def test_abort_during_backoff_ends_aborted() -> None:
     async def scenario() -> tuple[AssistantMessage, int]:
         controller = AbortController()
-        async with FakeServer([json_reply(500, {"error": {"message": "x"}}), OK]) as server:
+        async with FakeProviderServer([json_reply(500, {"error": {"message": "x"}}), OK]) as server:
             model = Model(id="m", api=API, provider="local", base_url=server.url + "/v1")
             s = stream(model, Context(messages=[UserMessage(content="hi")]), registry=REGISTRY, api_key="k",
                        retry=RetryPolicy(base_delay_ms=5000), signal=controller.signal)

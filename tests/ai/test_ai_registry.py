@@ -220,11 +220,11 @@ def test_default_registry_comes_from_entry_points() -> None:
 
 
 def test_stream_uses_registry_keys(registry_factory, agent_dir: Path) -> None:
-    from ai_fake_server import FakeServer, Reply
+    from pi_core.testing import FakeProviderServer, Reply
 
     async def scenario() -> str:
         reply = Reply(chunks=[b'data: {"id":"c","choices":[{"index":0,"delta":{"content":"x"},"finish_reason":"stop"}]}\n\n'])
-        async with FakeServer([reply]) as server:
+        async with FakeProviderServer([reply]) as server:
             registry = registry_factory({"providers": {"local": {"baseUrl": "http://example.invalid/v1",
                                                                  "api": "openai-completions", "apiKey": "$LOCAL_KEY",
                                                                  "models": [{"id": "m"}]}}},

@@ -7,19 +7,16 @@ HTTP server through the built-in API implementation its provider speaks.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from compaction_helpers import entries, new_session, run, settings
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ai"))
-from ai_fake_server import FakeServer, Reply, json_reply  # noqa: E402
-
-from pi_core import Model  # noqa: E402
-from pi_core.ai.faux import FauxProvider, FauxTurn, faux_error, faux_text  # noqa: E402
-from pi_core.runtime.compaction import RECOVERY_FAILED  # noqa: E402
+from pi_core import Model
+from pi_core.ai.faux import FauxProvider, FauxTurn, faux_error, faux_text
+from pi_core.runtime.compaction import RECOVERY_FAILED
+from pi_core.testing import FakeProviderServer, Reply, json_reply
 
 AI_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "ai"
 CORPUS = json.loads((AI_FIXTURES / "overflow_corpus.json").read_text())["cases"]
@@ -43,7 +40,7 @@ def test_overflow_from_a_providers_real_error_body_compacts_and_retries_once(
     replies = [ok, ok, json_reply(case["status"], case["body"]), ok, ok]
 
     async def scenario() -> Any:
-        async with FakeServer(replies) as server:
+        async with FakeProviderServer(replies) as server:
             model = Model(id="test-model", api=name, provider=case["provider"], base_url=server.url + suffix,
                           context_window=200_000, max_tokens=4096)
             session = await new_session(tmp_path, model, api_key="test-key")
