@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from .extensions.manager import PluginHost
 
 DEFAULT_COMMAND = "run"
-BUILTIN_COMMANDS = ("plugins", "trust", "install", "remove", "uninstall", "list", "update", "config")
+BUILTIN_COMMANDS = ("plugins", "trust", "install", "remove", "uninstall", "list", "update", "config", "plugin")
 
 
 @dataclass

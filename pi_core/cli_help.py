@@ -66,6 +66,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("pi list [--json]", "Packages of the user and the project, what they contribute, what is missing"),
     ("pi update [--extensions|--all|<source>]", "Update pi, all packages, or one (pins stay)"),
     ("pi config [enable|disable <source> <resource...>] [-l]", "Which package resources load"),
+    ("pi plugin new <name> [dir]", "Write a plugin package skeleton (tool, hook, skill, tests, CI)"),
     ("pi plugins [--json] | doctor", "What is loaded and what it registered; explain failures"),
     ("pi trust [--no|--forget] [dir]", "Remember whether a project's .pi/ files may run"),
 )

@@ -201,6 +201,34 @@ def add_package_commands(app: typer.Typer, host: PluginHost) -> None:
         _guard(lambda: _config(host, action, package, list(resources or []), local))
 
 
+    plugin = typer.Typer(help="Plugin authoring: `pi plugin new NAME` writes a package skeleton.",
+                         no_args_is_help=True)
+
+    @plugin.command("new")
+    def plugin_new(
+        name: Annotated[str, typer.Argument(help="The plugin's name (`hello` makes the package pi-hello).")],
+        directory: Annotated[Optional[Path], typer.Argument(help="Where to write it (default: ./<package>).")] = None,
+        approve: _Approve = False, no_plugins: _NoPlugins = False, no_extensions: _NoExtensions = False,
+    ) -> None:
+        """Write a plugin package: one tool, one hook, a skill, tests with pi's kit, CI config."""
+        from .skeleton import SkeletonError, names, write
+
+        try:
+            dist = names(name)[0]
+            target = (directory or host.cwd / dist).resolve()
+            written = write(name, target)
+        except SkeletonError as exc:
+            typer.echo(f"pi: {exc}", err=True)
+            raise typer.Exit(1) from None
+        typer.echo(f"Created {dist} in {target}:")
+        for path in written:
+            typer.echo(f"  {path.relative_to(target)}")
+        typer.echo(f"Next: cd {target} && python -m venv .venv && . .venv/bin/activate && "
+                   "pip install -e '.[test]' && pytest")
+
+    app.add_typer(plugin, name="plugin")
+
+
 def _install(host: PluginHost, given: list[str], local: bool, editable: bool, pip_args: list[str]) -> None:
     scope = _scope(local, host)
     installer = _installer(host, pip_args)

@@ -347,12 +347,19 @@ class FakeProviderServer:
 
         def serve() -> None:
             loop = asyncio.new_event_loop()
+            asyncio.set_event_loop(loop)  # this thread's own loop
             self._loop = loop
             self._server = loop.run_until_complete(asyncio.start_server(self._handle, "127.0.0.1", 0))
             self.port = self._server.sockets[0].getsockname()[1]
             ready.set()
             loop.run_forever()
+            # Connections still open (a client that went away mid-reply) are cancelled and awaited
+            # here, so none is left to be torn down by the garbage collector after the loop closed.
             self._server.close()
+            pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
+            for task in pending:
+                task.cancel()
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
             loop.run_until_complete(self._server.wait_closed())
             loop.close()
 
