@@ -17,6 +17,8 @@ from ._version import __version__
 _EXPORTS: dict[str, str] = {
     # --- plugin framework -------------------------------------------------------------------
     "hookimpl": "pi_core.extensions.markers",
+    "EventBus": "pi_core.extensions.bus",
+    "CommandContext": "pi_core.extensions.context",
     "ExtensionContext": "pi_core.extensions.context",
     "UI": "pi_core.extensions.context",
     "Command": "pi_core.extensions.contributions",
@@ -26,6 +28,12 @@ _EXPORTS: dict[str, str] = {
     "PluginHost": "pi_core.extensions.manager",
     "build_plugin_host": "pi_core.extensions.manager",
     "is_project_trusted": "pi_core.extensions.trust",
+    "ContextUsage": "pi_core.extensions.results",
+    "ForkResult": "pi_core.extensions.results",
+    "NavigateResult": "pi_core.extensions.results",
+    "SessionResult": "pi_core.extensions.results",
+    "SlashCommandInfo": "pi_core.extensions.results",
+    "SourceInfo": "pi_core.extensions.results",
     # --- hook events and decisions ----------------------------------------------------------
     "AfterToolCallEvent": "pi_core.events",
     "AgentEndEvent": "pi_core.events",
@@ -184,9 +192,11 @@ _EXPORTS: dict[str, str] = {
     "check_session_file": "pi_core.session.check",
     "convert_to_llm": "pi_core.session.messages",
     "repair_session_file": "pi_core.session.check",
+    "serialize_conversation": "pi_core.session.compaction",
     "agent_dir": "pi_core.paths",
     # --- runtime, SDK ------------------------------------------------------------------------
     "AgentSession": "pi_core.runtime.agent_session",
+    "ForkPoint": "pi_core.runtime.agent_session",
     "SessionBusyError": "pi_core.runtime.agent_session",
     "SetupError": "pi_core.sdk",
     "create_agent_session": "pi_core.sdk",
@@ -262,11 +272,20 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
         UserMessage,
     )
     from .events import *  # noqa: F403
-    from .extensions.context import UI, ExtensionContext
+    from .extensions.bus import EventBus
+    from .extensions.context import UI, CommandContext, ExtensionContext
     from .extensions.contributions import CliCommand, Command, Flag, Toolset
     from .extensions.manager import PluginHost, build_plugin_host
     from .extensions.markers import hookimpl
     from .extensions.trust import is_project_trusted
+    from .extensions.results import (
+        ContextUsage,
+        ForkResult,
+        NavigateResult,
+        SessionResult,
+        SlashCommandInfo,
+        SourceInfo,
+    )
     from .runtime.events import (
         AgentSettledEvent,
         AutoRetryEndEvent,
@@ -277,10 +296,10 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
         QueueUpdateEvent,
     )
     from .runtime.compaction import CompactionError, CompactionResult
-    from .runtime.agent_session import AgentSession, SessionBusyError
+    from .runtime.agent_session import AgentSession, ForkPoint, SessionBusyError
     from .safejson import JSON_MAX_DEPTH, JSONInputError, json_safe, parse_json
     from .session.branch_summary import BranchPreparation
-    from .session.compaction import CompactionPreparation, FileOps
+    from .session.compaction import CompactionPreparation, FileOps, serialize_conversation
     from .sdk import SetupError, create_agent_session
     from .runtime.resources import (  # settings/resources
         ContextFile,

@@ -103,7 +103,7 @@ async def _run(options: RunOptions, host: PluginHost, globals_: GlobalOptions) -
             session_dir=options.session_dir, system_prompt=_text_or_file(options.system_prompt),
             append_system_prompt="\n\n".join(filter(None, map(_text_or_file, options.append_system_prompt))) or None,
             mode="tui" if mode == "interactive" else mode, flags=globals_.plugin_flags, api_key=options.api_key,
-            ui=_interactive_ui() if mode == "interactive" else None,
+            ui=_interactive_ui() if mode == "interactive" else _rpc_ui() if mode == "rpc" else None,
             settings={"theme": options.theme} if options.theme else None,
         )
     except SetupError as exc:
@@ -283,6 +283,14 @@ def _text_or_file(value: str | None) -> str | None:
     except OSError:
         pass
     return value
+
+
+def _rpc_ui() -> Any:
+    """The RPC mode's ``ctx.ui`` from the start: what plugins show in ``session_start`` reaches the client
+    once the server runs."""
+    from .modes.rpc.ui import RpcUI
+
+    return RpcUI()
 
 
 def _interactive_ui() -> Any:

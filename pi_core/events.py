@@ -101,11 +101,12 @@ class TreeOverride:
 
 @dataclass(frozen=True)
 class ResourcePaths:
-    """Returned from ``resources_discover``: extra skill, prompt-template and theme locations."""
+    """Returned from ``resources_discover``: extra skill, prompt-template and theme locations (files
+    or directories; relative paths resolve against the session's ``cwd``)."""
 
-    skill_paths: list[Path] = field(default_factory=list)
-    prompt_paths: list[Path] = field(default_factory=list)
-    theme_paths: list[Path] = field(default_factory=list)
+    skill_paths: list[Path | str] = field(default_factory=list)
+    prompt_paths: list[Path | str] = field(default_factory=list)
+    theme_paths: list[Path | str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -292,12 +293,18 @@ class InputEvent(_Event):
 
 @dataclass
 class BeforeAgentStartEvent(_Event):
-    """Once per prompt, before the run: the system prompt may change, messages may be added."""
+    """Once per prompt, before the run: the system prompt may change, messages may be added.
+
+    ``message_type`` says what starts the run: ``user`` (a prompt, or ``send_user_message``: ``prompt``
+    and ``images``) or ``custom`` (``send_message(..., trigger_turn=True)``: the starting ``message``).
+    """
 
     prompt: str
     images: list[ImageContent] = field(default_factory=list)
     system_prompt: str = ""
     messages: list[Message] = field(default_factory=list)
+    message_type: Literal["user", "custom"] = "user"
+    message: Any = None
 
     def _apply(self, result: Any) -> bool:
         if not isinstance(result, AgentStartPatch):

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .extensions.context import UI
+from .runtime.loader import ResourceOptions
 
 if TYPE_CHECKING:
     from .ai.registry import ModelRegistry
@@ -33,21 +33,6 @@ SessionChoice = Literal["new", "continue", "memory"]
 NoTools = Literal["all", "builtin"]
 
 
-@dataclass(frozen=True)
-class ResourceOptions:
-    """Resources for one session beyond what is discovered (pi's ``--skill``, ``--no-skills``, ...).
-
-    Relative paths resolve against the session's cwd. ``no_skills``/``no_prompt_templates`` drop the
-    discovered and configured ones; paths given here still load.
-    """
-
-    skill_paths: tuple[str | os.PathLike[str], ...] = ()
-    no_skills: bool = False
-    prompt_template_paths: tuple[str | os.PathLike[str], ...] = ()
-    no_prompt_templates: bool = False
-    no_context_files: bool = False
-
-
 class SetupError(Exception):
     """The session cannot be built as asked (unknown model, toolset, session...); the message says why."""
 
@@ -58,6 +43,7 @@ async def create_agent_session(
     model: Model | str | None = None,
     provider: str | None = None,
     thinking_level: str | None = None,
+    scoped_models: Sequence[Model | str] = (),
     tools: Sequence[str] | None = None,
     toolset: str | None = None,
     exclude_tools: Sequence[str] | None = None,
@@ -87,11 +73,13 @@ async def create_agent_session(
     :param model: a :class:`pi_core.Model`, ``"provider/model"`` or a model id (fuzzy-matched).
     :param provider: restricts ``model`` to a provider.
     :param thinking_level: ``off``, ``minimal``, ``low``, ``medium``, ``high``, ``xhigh``.
+    :param scoped_models: the models cycling goes through (``--models``): models or ``provider/id`` names.
     :param tools: the active tools: names and ``*`` patterns (an allowlist), or only ``+name``/``-name``
-        entries editing the default (settings ``defaultTools``, else read, bash, edit, write).
+        entries editing the default (settings ``defaultTools``, else read, bash, edit, write; plus every
+        plugin tool that does not opt out with ``Tool(default_active=False)``).
     :param toolset: a registered toolset name instead of ``tools``.
     :param exclude_tools: names and ``*`` patterns never active (applied last).
-    :param no_tools: ``"all"``: start with no tools; ``"builtin"``: without the default built-in ones.
+    :param no_tools: ``"all"``: start with no tools; ``"builtin"``: only the plugins' tools.
     :param plugins: plugin objects for this session (no entry point needed).
     :param session: ``"new"``, ``"continue"`` (most recent of ``cwd``), ``"memory"`` (never written), a
         session file path or id, a ready :class:`pi_core.SessionManager`, or a function
@@ -105,6 +93,7 @@ async def create_agent_session(
     from .extensions.manager import build_plugin_host
     from .paths import agent_dir as default_agent_dir
     from .runtime.agent_session import AgentSession
+    from .runtime.loader import ResourceLoader
 
     root = Path(cwd or os.getcwd()).resolve()
     agent = Path(agent_dir).expanduser() if agent_dir else default_agent_dir()
@@ -119,14 +108,15 @@ async def create_agent_session(
     resumed = bool(manager.raw_entries())
     active = _active_tools(host, config, tools, toolset, exclude_tools, no_tools)
     level = thinking_level or _restored_level(manager) or config.default_thinking_level or "off"
-    resources = resources or ResourceOptions()
-    skills, templates = _skills_and_templates(root, agent, config, resources, host)
-    prompt = _prompt_factory(root, agent, config, skills, system_prompt, append_system_prompt, resources)
+    loader = ResourceLoader(root, agent, config, system_prompt, append_system_prompt, resources or ResourceOptions(),
+                            _package_set(host))
+    if api_key:
+        models.set_api_key(chosen.provider, api_key)
     agent_session = AgentSession(
-        host=host, session=manager, model=chosen, stream=stream or _bound_stream(models, api_key), tools=active,
-        system_prompt=prompt, thinking_level=level, mode=mode, ui=ui, settings=config, models=models, flags=flags,
+        host=host, session=manager, model=chosen, stream=stream or models.stream, tools=active, resources=loader,
+        thinking_level=level, mode=mode, ui=ui, settings=config, models=models, flags=flags,
+        scoped_models=[_choose_model(models, config, m, None) for m in scoped_models],
     )
-    agent_session.skills, agent_session.templates = skills, templates
     if not manager.raw_entries():
         manager.append_model_change(chosen.provider, chosen.id)
         manager.append_thinking_level_change(level)
@@ -135,6 +125,8 @@ async def create_agent_session(
 
 
 def _settings(cwd: Path, agent: Path, host: PluginHost, overrides: Any) -> Settings:
+    from pydantic import BaseModel
+
     from .runtime.settings import Settings
 
     trusted = any(r.source == "project" for r in host.records.values()) or bool(host.options.approve)
@@ -142,6 +134,9 @@ def _settings(cwd: Path, agent: Path, host: PluginHost, overrides: Any) -> Setti
         return overrides
     loaded = Settings.load(cwd, agent, trusted=trusted)
     for key, value in (overrides or {}).items():
+        current = getattr(loaded, key, None)
+        if isinstance(current, BaseModel) and isinstance(value, dict):  # a section: {"retry": {"max_retries": 1}}
+            value = current.model_copy(update=value)
         loaded = loaded.model_copy(update={key: value})
     return loaded
 
@@ -150,17 +145,6 @@ def _model_registry(host: PluginHost, agent: Path) -> ModelRegistry:
     from .ai import ModelRegistry
 
     return ModelRegistry(apis=list(host.apis), providers=list(host.providers), agent_dir=agent)
-
-
-def _bound_stream(models: ModelRegistry, api_key: str | None) -> Callable[..., Any]:
-    from .ai import stream
-
-    def bound(model: Any, context: Any, **options: Any) -> Any:
-        if api_key:
-            options["api_key"] = api_key
-        return stream(model, context, registry=models, **options)
-
-    return bound
 
 
 def _choose_model(models: ModelRegistry, config: Settings, model: Any, provider: str | None) -> Model:
@@ -236,8 +220,9 @@ def _active_tools(host: PluginHost, config: Settings, tools: Sequence[str] | Non
             known = ", ".join(sorted(host.toolsets.names())) or "none"
             raise SetupError(f"unknown toolset {toolset!r} (known: {known})")
         tools = list(chosen.tools)
+    defaults, no_tools = _default_tools(host, config, no_tools)
     try:
-        choice = choose_tools(config.default_tool_names(), tools=tools, exclude=exclude, no_tools=no_tools)
+        choice = choose_tools(defaults, tools=tools, exclude=exclude, no_tools=no_tools)
     except ValueError as exc:
         raise SetupError(f"--tools: {exc}") from exc
     available = list(host.tools.names())
@@ -249,37 +234,35 @@ def _active_tools(host: PluginHost, config: Settings, tools: Sequence[str] | Non
     return choice.active(available)
 
 
-def _skills_and_templates(cwd: Path, agent: Path, config: Settings,
-                          extra: ResourceOptions, host: PluginHost) -> tuple[list[Any], list[Any]]:
+def _package_set(host: PluginHost) -> Any:
     from .packages import package_set_for
-    from .runtime import resources
 
-    packages = package_set_for(host)
-    skill_paths = [*extra.skill_paths, *(() if extra.no_skills else config.skill_paths())]
-    template_paths = [*extra.prompt_template_paths, *(() if extra.no_prompt_templates else config.prompt_paths())]
-    skills = resources.load_skills(cwd, agent, trusted=config.trusted, extra_paths=skill_paths,
-                                   include_defaults=not extra.no_skills,
-                                   package_paths=() if extra.no_skills else packages.skill_paths).skills
-    templates = resources.load_prompt_templates(
-        cwd, agent, trusted=config.trusted, extra_paths=template_paths, include_defaults=not extra.no_prompt_templates,
-        package_paths=() if extra.no_prompt_templates else packages.prompt_paths).templates
-    return list(skills), list(templates)
+    return package_set_for(host)
 
 
-def _prompt_factory(cwd: Path, agent: Path, config: Settings, skills: list[Any], custom: str | None,
-                    append: str | None, extra: ResourceOptions) -> Callable[[list[Any]], Any]:
-    from .runtime import resources, system_prompt
+def _default_tools(host: PluginHost, config: Settings,
+                   no_tools: NoTools | None) -> tuple[list[str], NoTools | None]:
+    """The default selection: the built-ins ``defaultTools`` names (pi's four by default), then every
+    plugin tool that does not opt out (``Tool.default_active``), as pi activates extension tools.
+    ``no_tools="builtin"`` keeps only the plugins' tools."""
+    if no_tools == "all":
+        return [], no_tools
+    builtin = {n for n in host.tools.names() if _source_of(host, n) == "builtin"}
+    plugin_tools = [n for n in host.tools.names() if n not in builtin and _active_by_default(host.tools.get(n))]
+    if no_tools == "builtin":
+        return plugin_tools, None
+    chosen = config.default_tool_names()
+    return chosen + [n for n in plugin_tools if n not in chosen], None
 
-    trusted = config.trusted
-    context_files = resources.load_context_files(cwd, agent, no_context_files=extra.no_context_files).files
 
-    def build(tools: list[Any]) -> Any:
-        options = system_prompt.SystemPromptOptions(
-            cwd=cwd, agent_dir=agent, tools=tools, custom_prompt=custom, append_prompt=append,
-            context_files=context_files, skills=skills, trusted=trusted)
-        return system_prompt.build_system_prompt(options)
+def _active_by_default(tool: Any) -> bool:
+    """Declared tools are; deferred and hidden ones (reached through codemode or tool_search) are not."""
+    return bool(getattr(tool, "default_active", True)) and getattr(tool, "exposure", "direct") in ("direct", "model-only")
 
-    return build
+
+def _source_of(host: PluginHost, tool: str) -> str | None:
+    record = host.records.get(host.tools.plugin_of(tool) or "")
+    return record.source if record is not None else None
 
 
 __all__ = ["ResourceOptions", "SetupError", "create_agent_session"]

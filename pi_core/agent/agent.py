@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any, Literal
 
-from ..ai.abort import AbortController
+from ..ai.abort import AbortController, AbortSignal
 from ..ai.types import AssistantMessage, Message
 from .loop import LoopConfig, run_agent_loop
 
@@ -45,6 +45,11 @@ class Agent:
     def is_streaming(self) -> bool:
         return not self._idle.is_set()
 
+    @property
+    def signal(self) -> AbortSignal | None:
+        """The running run's abort signal (``None`` while idle)."""
+        return self._controller.signal if self._controller is not None and self.is_streaming else None
+
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
@@ -69,6 +74,11 @@ class Agent:
         steering, follow_ups = self.steering, self.follow_ups
         self.steering, self.follow_ups = [], []
         return steering, follow_ups
+
+    def take_queued(self) -> list[Message]:
+        """What a new run should start with: queued steering, else follow-ups (as their modes say).
+        Messages queued after a run ended (from its ``agent_end`` handlers) are taken here."""
+        return self._drain(self.steering, self.steering_mode) or self._drain(self.follow_ups, self.follow_up_mode)
 
     def _drain(self, queue: list[Message], mode: QueueMode) -> list[Message]:
         if not queue:

@@ -151,6 +151,9 @@ class Tool:
     :param reaches_tools: for a tool that calls other tools: ``(arguments) -> names or "all"``, the
         words of the call that may name tools (plugins that provide tools late, such as MCP, get
         those ready before the call runs).
+    :param default_active: whether a plugin's tool is active when ``--tools`` does not name the tools:
+        plugin tools are, as in pi (declared ones: ``direct`` or ``model-only``); a tool that should only
+        be opted into says ``False``. The built-in tools follow ``defaultTools`` instead.
     """
 
     name: str
@@ -167,6 +170,7 @@ class Tool:
     output_schema: dict[str, Any] | None = None
     annotations: dict[str, bool] = field(default_factory=dict)
     reaches_tools: ReachesTools | None = None
+    default_active: bool = True
 
     def declaration(self) -> ToolDeclaration:
         return ToolDeclaration(name=self.name, description=self.description, parameters=self.parameters)

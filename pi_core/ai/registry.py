@@ -176,6 +176,8 @@ class ModelRegistry:
         self._agent_dir = Path(agent_dir) if agent_dir is not None else None
         self._load_files = load_files
         self._env = env
+        self._runtime_keys: dict[str, str] = {}
+        self._runtime_api_names: set[str] = set()
         self.errors: list[str] = []
         self.reload()
 
@@ -311,6 +313,7 @@ class ModelRegistry:
         when they expire within five minutes) → ``models.json`` → environment/ambient. ``reject`` is an
         OAuth result the server refused with 401: it is refreshed once more. Raises
         :class:`~pi_core.ai.AuthError` when a stored sign-in cannot be refreshed."""
+        explicit = explicit or self._runtime_keys.get(provider)
         return await self._resolver.resolve(provider, self.get_provider(provider), self.provider_auth(provider),
                                             self._custom_keys.get(provider), explicit, reject=reject,
                                             min_validity_ms=min_validity_ms)
@@ -318,6 +321,7 @@ class ModelRegistry:
     def peek_auth(self, provider: str, explicit: str | None = None) -> AuthResult | None:
         """Like :meth:`resolve_auth` without refreshing (an OAuth token is returned as stored) and without
         awaiting ambient credentials that need it."""
+        explicit = explicit or self._runtime_keys.get(provider)
         return self._resolver.resolve_sync(provider, self.get_provider(provider), self.provider_auth(provider),
                                            self._custom_keys.get(provider), explicit)
 
@@ -365,6 +369,77 @@ class ModelRegistry:
             if usable[model.provider] or is_loopback_url(model.base_url):
                 out.append(model)
         return out
+
+    # -- pi's extension-facing names (ctx.model_registry) --------------------------------------------
+    def find(self, provider: str, model_id: str) -> Model | None:
+        """The model ``provider``/``model_id`` (``None`` when unknown); pi's ``find``."""
+        return self.get_model(provider, model_id)
+
+    def get_all(self) -> list[Model]:
+        return self.get_models()
+
+    def get_available(self) -> list[Model]:
+        """Models that can be used now (see :meth:`available_models`)."""
+        return self.available_models()
+
+    def has_configured_auth(self, model: Model) -> bool:
+        """Whether a request to ``model`` can be authenticated (a credential is configured, or none is
+        needed)."""
+        return self.has_auth(model.provider) or is_loopback_url(model.base_url)
+
+    async def get_provider_auth(self, provider: str) -> AuthResult | None:
+        """The credential a request to ``provider`` would use now (``api_key``, ``headers``,
+        ``base_url``, ``env``); ``None`` when there is none. pi's ``getProviderAuth``."""
+        return await self.resolve_auth(provider)
+
+    def set_api_key(self, provider: str, key: str | None) -> None:
+        """Use ``key`` for ``provider`` before any other source, for this registry only (``--api-key``)."""
+        if key:
+            self._runtime_keys[provider] = key
+        else:
+            self._runtime_keys.pop(provider, None)
+
+    def stream(self, model: Model, context: Any, **options: Any) -> Any:
+        """:func:`pi_core.ai.stream` through this registry (its providers and credentials).
+        ``reasoning_effort`` is accepted as pi's name for ``reasoning``."""
+        from .client import stream
+
+        if "reasoning_effort" in options:
+            options["reasoning"] = options.pop("reasoning_effort")
+        return stream(model, context, registry=self, **options)
+
+    async def complete(self, model: Model, context: Any, **options: Any) -> Any:
+        """The final :class:`~pi_core.ai.AssistantMessage` of :meth:`stream`; never raises for provider
+        failures (they end in a message with ``stop_reason`` ``error``)."""
+        events = self.stream(model, context, **options)
+        async for _ in events:
+            pass
+        return await events.result()
+
+    def register_provider(self, item: ApiProvider | ProviderConfig) -> None:
+        """Add an API implementation or a provider at run time (a provider of the same name is replaced;
+        unregistering it brings back what it replaced)."""
+        if getattr(item, "stream", None) is not None:  # an API implementation (the plugin host's rule)
+            api: Any = item
+            self._apis[api.api] = api
+            self._runtime_api_names.add(api.api)
+            return
+        config: Any = item
+        self._extra = [c for c in self._extra if c.name != config.name] + [config]
+        self.reload()
+
+    def unregister_provider(self, name: str) -> bool:
+        """Remove a provider (or API implementation) added with :meth:`register_provider`."""
+        before = len(self._extra)
+        self._extra = [c for c in self._extra if c.name != name]
+        if name in self._runtime_api_names:
+            self._runtime_api_names.discard(name)
+            del self._apis[name]
+            return True
+        if len(self._extra) == before:
+            return False
+        self.reload()
+        return True
 
     def close_names(self, text: str, provider: str | None = None, limit: int = 5) -> list[str]:
         names = [f"{m.provider}/{m.id}" for m in self.get_models(provider)]

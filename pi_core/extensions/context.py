@@ -1,24 +1,39 @@
 """The ``ctx`` every hook handler receives: the session's public face and the plugin API handle.
 
-One context belongs to one session. Its properties read live state. Actions are delegated to the
-session runtime; before a session runs (for example while ``pi plugins`` lists plugins) they raise
-:class:`RuntimeError`, as pi's API does during extension loading.
+One context belongs to one session and stays valid when the session moves to another file (``/new``,
+``/resume``, ``/fork``). Its properties read live state. Actions are delegated to the session's
+:class:`SessionRuntime`; before a session runs (for example while ``pi plugins`` lists plugins) they
+raise :class:`RuntimeError`, as pi's API does during extension loading.
+
+Slash-command handlers get a :class:`CommandContext`: the same, plus what only a command may do
+(wait for the agent, move to another session, reload). Tools reach the hook context through
+``ToolContext.session``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from .bus import EventBus
+
 if TYPE_CHECKING:
     from ..agent.tools import Tool
-    from ..ai.types import Message, Model
+    from ..ai.abort import AbortSignal
+    from ..ai.registry import ApiProvider, ModelRegistry, ProviderConfig
+    from ..ai.types import ImageContent, Message, Model, TextContent
+    from ..runtime.compaction import CompactionResult
+    from ..runtime.settings import Settings
+    from ..runtime.system_prompt import SystemPromptOptions
     from ..session.manager import SessionManager
     from ..toolkit.process import ProcessResult
+    from .results import ContextUsage, ForkResult, NavigateResult, SessionResult, SlashCommandInfo
 
 Level = Literal["info", "warning", "error"]
 DeliverAs = Literal["steer", "followUp", "nextTurn"]
+QueueAs = Literal["steer", "followUp"]
+SetupFn = Callable[["SessionManager"], "Awaitable[None] | None"]
 
 
 class UI:
@@ -69,25 +84,60 @@ class SessionRuntime(Protocol):
     """What a running session offers its plugins, one method per action (implemented by
     ``pi_core.runtime.bridge.PluginBridge``). :class:`ExtensionContext` delegates to it."""
 
+    # state
     def get_model(self) -> Model | None: ...
-    def get_model_registry(self) -> Any: ...
+    def get_thinking_level(self) -> str: ...
+    def get_scoped_models(self) -> list[Model]: ...
+    def get_signal(self) -> AbortSignal | None: ...
+    def get_model_registry(self) -> ModelRegistry: ...
     def session_view(self) -> SessionManager: ...
     def is_idle(self) -> bool: ...
+    def is_project_trusted(self) -> bool: ...
+    def has_pending_messages(self) -> bool: ...
+    def get_context_usage(self) -> ContextUsage: ...
+    def get_system_prompt(self) -> str: ...
+    def get_settings(self) -> Settings: ...
+    def get_commands(self) -> list[SlashCommandInfo]: ...
+    # control
     def abort(self) -> None: ...
+    def shutdown(self) -> None: ...
+    def compact(self, custom_instructions: str | None,
+                on_complete: Callable[[CompactionResult], Any] | None,
+                on_error: Callable[[Exception], Any] | None) -> None: ...
+    # tools
     def set_active_tools(self, names: Sequence[str]) -> None: ...
     def get_active_tools(self) -> list[str]: ...
     def get_all_tools(self) -> list[Tool]: ...
     def register_tool(self, tool: Tool, *, replaces: str | None = None) -> None: ...
+    # messages and entries
     def send_message(self, message: Message | str, *, deliver_as: DeliverAs = "steer",
                      trigger_turn: bool = False) -> None: ...
+    def send_user_message(self, content: str | Sequence[TextContent | ImageContent], *,
+                          deliver_as: QueueAs | None = None, expand_prompt_templates: bool = False) -> None: ...
     def append_entry(self, custom_type: str, data: Any = None) -> str: ...
     def append_custom_message(self, custom_type: str, content: Any, *, display: bool = True,
                               details: Any = None) -> str: ...
     def append_context_edit(self, target_id: str, replacement: Any) -> str: ...
     def set_session_name(self, name: str) -> None: ...
+    def set_label(self, entry_id: str, label: str | None) -> str: ...
+    # model, thinking, providers
     def set_model(self, model: Model | str) -> bool: ...
+    def set_thinking_level(self, level: str) -> str: ...
+    def register_provider(self, item: ApiProvider | ProviderConfig) -> None: ...
+    def unregister_provider(self, name: str) -> bool: ...
+    # processes
     async def exec(self, command: str, args: Sequence[str], *, timeout: float | None = None,
-                   cwd: Path | None = None) -> ProcessResult: ...
+                   cwd: Path | None = None, signal: AbortSignal | None = None,
+                   max_buffer: int | None = None) -> ProcessResult: ...
+    # commands only
+    async def wait_for_idle(self) -> None: ...
+    async def new_session(self, parent_session: str | Path | None, setup: SetupFn | None) -> SessionResult: ...
+    async def fork(self, entry_id: str, position: Literal["before", "at"]) -> ForkResult: ...
+    async def switch_session(self, path: str | Path) -> SessionResult: ...
+    async def navigate_tree(self, target_id: str, *, summarize: bool, custom_instructions: str | None,
+                            replace_instructions: bool, label: str | None) -> NavigateResult: ...
+    async def reload(self) -> None: ...
+    def get_system_prompt_options(self) -> SystemPromptOptions: ...
 
 
 class ExtensionContext:
@@ -96,20 +146,16 @@ class ExtensionContext:
     :ivar cwd: the session's working directory.
     :ivar ui: dialogs and notices (:class:`UI`); harmless defaults without a UI.
     :ivar mode: ``tui``, ``rpc``, ``json``, ``print`` or ``sdk``.
+    :ivar events: the bus the session's plugins share (``events.emit(name, data)``, ``events.on(name, fn)``).
     """
 
-    def __init__(
-        self,
-        cwd: Path,
-        *,
-        ui: UI | None = None,
-        mode: str = "sdk",
-        runtime: SessionRuntime | None = None,
-        flags: dict[str, Any] | None = None,
-    ) -> None:
+    def __init__(self, cwd: Path, *, ui: UI | None = None, mode: str = "sdk",
+                 runtime: SessionRuntime | None = None, flags: dict[str, Any] | None = None,
+                 events: EventBus | None = None) -> None:
         self.cwd = Path(cwd)
         self.ui = ui or UI()
         self.mode = mode
+        self.events = events or EventBus()
         self._runtime = runtime
         self._flags = dict(flags or {})
 
@@ -124,10 +170,26 @@ class ExtensionContext:
         return self._runtime.get_model() if self._runtime else None
 
     @property
-    def model_registry(self) -> Any:
-        """The session's :class:`pi_core.ai.ModelRegistry` (providers, credentials); ``None`` outside a
-        session."""
-        return self._runtime.get_model_registry() if self._runtime else None
+    def thinking_level(self) -> str:
+        """The current thinking level (``off`` … ``xhigh``)."""
+        return self._runtime.get_thinking_level() if self._runtime else "off"
+
+    @property
+    def scoped_models(self) -> list[Model]:
+        """The models ``--models`` limits the session to (empty: every available model)."""
+        return self._runtime.get_scoped_models() if self._runtime else []
+
+    @property
+    def signal(self) -> AbortSignal | None:
+        """The running agent's abort signal, or ``None`` while idle: pass it to nested work."""
+        return self._runtime.get_signal() if self._runtime else None
+
+    @property
+    def model_registry(self) -> ModelRegistry:
+        """The session's own models and providers (those registered by ``-e`` and project plugins
+        included): ``find``, ``get_available``, ``has_configured_auth``, ``get_provider_auth``,
+        ``complete``, ``stream``."""
+        return self._require().get_model_registry()
 
     @property
     def session(self) -> SessionManager:
@@ -137,15 +199,60 @@ class ExtensionContext:
     def is_idle(self) -> bool:
         return self._runtime.is_idle() if self._runtime else True
 
+    def is_project_trusted(self) -> bool:
+        """Whether the project's own code and settings are trusted in this session."""
+        return self._runtime.is_project_trusted() if self._runtime else False
+
+    def has_pending_messages(self) -> bool:
+        """Whether steering or follow-up messages wait to be delivered."""
+        return self._runtime.has_pending_messages() if self._runtime else False
+
+    def get_context_usage(self) -> ContextUsage:
+        """How full the context was at the last answer: ``tokens`` (``None`` when unknown),
+        ``context_window``, ``percent``."""
+        return self._require().get_context_usage()
+
+    def get_system_prompt(self) -> str:
+        """The system prompt (inside ``before_agent_start``: as changed by the handlers so far)."""
+        return self._require().get_system_prompt()
+
+    def get_settings(self) -> Settings:
+        """The session's effective settings (read-only)."""
+        return self._require().get_settings()
+
     def get_flag(self, name: str) -> Any:
         """The value of a flag registered through ``register_flags`` (``None`` if unknown)."""
         return self._flags.get(name.lstrip("-"))
 
-    # -- actions -------------------------------------------------------------------------------
+    def get_commands(self) -> list[SlashCommandInfo]:
+        """The ``/`` commands: plugin commands, then prompt templates, then skills."""
+        return self._require().get_commands()
+
+    def get_session_name(self) -> str | None:
+        return self._require().session_view().get_session_name()
+
+    def get_thinking_level(self) -> str:
+        return self.thinking_level
+
+    # -- control -------------------------------------------------------------------------------
 
     def abort(self) -> None:
         if self._runtime:
             self._runtime.abort()
+
+    def shutdown(self) -> None:
+        """Ask pi to exit once the agent is idle (``session_shutdown`` runs first). Interactive and RPC
+        modes honour it; print and JSON modes end after their prompt anyway."""
+        self._require().shutdown()
+
+    def compact(self, *, custom_instructions: str | None = None,
+                on_complete: Callable[[CompactionResult], Any] | None = None,
+                on_error: Callable[[Exception], Any] | None = None) -> None:
+        """Start a compaction and return at once (a running turn is stopped first, as by ``/compact``).
+        ``on_complete(result)`` or ``on_error(error)`` is called when it is over."""
+        self._require().compact(custom_instructions, on_complete, on_error)
+
+    # -- tools ---------------------------------------------------------------------------------
 
     def set_active_tools(self, names: Sequence[str]) -> None:
         """Choose which registered tools the model is told about from the next request on.
@@ -165,11 +272,22 @@ class ExtensionContext:
         ``deferred`` or ``hidden`` (those are reached through ``codemode`` and ``tool_search``)."""
         self._require().register_tool(tool, replaces=replaces)
 
-    def send_message(
-        self, message: Message | str, *, deliver_as: DeliverAs = "steer", trigger_turn: bool = False,
-    ) -> None:
-        """Queue a message: as steering, as a follow-up, or for the next prompt."""
+    # -- messages and entries --------------------------------------------------------------------
+
+    def send_message(self, message: Message | str, *, deliver_as: DeliverAs = "steer",
+                     trigger_turn: bool = False) -> None:
+        """Add a message (a plugin's :class:`pi_core.CustomMessage`, or text): queued as steering or a
+        follow-up while the agent runs, held for the next prompt (``nextTurn``), a run of its own
+        (``trigger_turn``), or just stored."""
         self._require().send_message(message, deliver_as=deliver_as, trigger_turn=trigger_turn)
+
+    def send_user_message(self, content: str | Sequence[TextContent | ImageContent], *,
+                          deliver_as: QueueAs | None = None, expand_prompt_templates: bool = False) -> None:
+        """Send a message as if the user typed it: it always starts (or, with ``deliver_as`` while the
+        agent runs, joins) a run, through the ``input`` and ``before_agent_start`` hooks with source
+        ``extension``. With ``expand_prompt_templates``, ``/commands`` and templates are handled too."""
+        self._require().send_user_message(content, deliver_as=deliver_as,
+                                          expand_prompt_templates=expand_prompt_templates)
 
     def append_entry(self, custom_type: str, data: Any = None) -> str:
         """Persist plugin state in the session (a ``custom`` entry, never sent to the model)."""
@@ -187,14 +305,39 @@ class ExtensionContext:
     def set_session_name(self, name: str) -> None:
         self._require().set_session_name(name)
 
+    def set_label(self, entry_id: str, label: str | None) -> str:
+        """Bookmark an entry (shown in the session tree); ``None`` removes the label."""
+        return self._require().set_label(entry_id, label)
+
+    # -- model, thinking, providers ----------------------------------------------------------------
+
     def set_model(self, model: Model | str) -> bool:
+        """Use ``model`` (or ``provider/id``) from now on; False when it is unknown or has no
+        credentials. The change is made before this returns; ``model_select`` hooks follow."""
         return self._require().set_model(model)
 
+    def set_thinking_level(self, level: str) -> str:
+        """Change the thinking level (clamped to what the model supports); returns the level set."""
+        return self._require().set_thinking_level(level)
+
+    def register_provider(self, item: ApiProvider | ProviderConfig) -> None:
+        """Add a provider (or an API implementation) to this session's model registry now."""
+        self._require().register_provider(item)
+
+    def unregister_provider(self, name: str) -> bool:
+        """Remove a provider added with :meth:`register_provider`; what it replaced comes back."""
+        return self._require().unregister_provider(name)
+
+    # -- processes -------------------------------------------------------------------------------
+
     async def exec(self, command: str, args: Sequence[str] = (), *, timeout: float | None = None,
-                   cwd: Path | None = None) -> ProcessResult:
-        """Run a program without a shell (timeout, abort, process-group kill); returns a
-        :class:`pi_core.ProcessResult` (``stdout``, ``stderr``, ``exit_code``, ``killed``)."""
-        return await self._require().exec(command, list(args), timeout=timeout, cwd=cwd)
+                   cwd: Path | None = None, signal: AbortSignal | None = None,
+                   max_buffer: int | None = None) -> ProcessResult:
+        """Run a program without a shell (timeout, abort ``signal``, process-group kill; each stream
+        keeps at most ``max_buffer`` bytes); returns a :class:`pi_core.ProcessResult` (``stdout``,
+        ``stderr``, ``exit_code``, ``killed``)."""
+        return await self._require().exec(command, list(args), timeout=timeout, cwd=cwd, signal=signal,
+                                          max_buffer=max_buffer)
 
     # -- plumbing ------------------------------------------------------------------------------
 
@@ -204,4 +347,65 @@ class ExtensionContext:
         return self._runtime
 
 
-__all__ = ["UI", "ExtensionContext", "SessionRuntime"]
+class CommandContext(ExtensionContext):
+    """Passed to slash-command handlers: :class:`ExtensionContext` plus what only a command may do.
+
+    These wait for the agent or move the session, so calling them from a hook that runs inside a run
+    would wait forever; commands run outside of runs. It shares the hook context's ``ui``.
+    """
+
+    def __init__(self, base: ExtensionContext) -> None:
+        self._base = base
+        self.cwd = base.cwd
+        self.mode = base.mode
+        self.events = base.events
+        self._runtime = base._runtime
+        self._flags = base._flags
+
+    @property  # type: ignore[override]
+    def ui(self) -> UI:
+        return self._base.ui
+
+    @ui.setter
+    def ui(self, value: UI) -> None:
+        self._base.ui = value
+
+    async def wait_for_idle(self) -> None:
+        """Wait until the agent has settled (retries, compaction and queued messages included)."""
+        await self._require().wait_for_idle()
+
+    async def new_session(self, *, parent_session: str | Path | None = None,
+                          setup: SetupFn | None = None) -> SessionResult:
+        """Continue in a fresh session file; ``setup(manager)`` may add entries first. ``cancelled``
+        when a plugin said no. This ``ctx`` keeps working in the new session."""
+        return await self._require().new_session(parent_session, setup)
+
+    async def fork(self, entry_id: str, *, position: Literal["before", "at"] = "before") -> ForkResult:
+        """A new session file with the conversation before the user message ``entry_id`` (``at``: up to
+        and including the entry)."""
+        return await self._require().fork(entry_id, position)
+
+    async def switch_session(self, path: str | Path) -> SessionResult:
+        """Continue another session file."""
+        return await self._require().switch_session(path)
+
+    async def navigate_tree(self, target_id: str, *, summarize: bool = False,
+                            custom_instructions: str | None = None, replace_instructions: bool = False,
+                            label: str | None = None) -> NavigateResult:
+        """Continue from another entry of the session tree, optionally summarising the branch left."""
+        return await self._require().navigate_tree(target_id, summarize=summarize,
+                                                   custom_instructions=custom_instructions,
+                                                   replace_instructions=replace_instructions, label=label)
+
+    async def reload(self) -> None:
+        """Reload plugins from extension files, skills, prompt templates and context files
+        (``session_shutdown`` and ``session_start`` with reason ``reload``). Code after it still runs
+        from the old module: return right after."""
+        await self._require().reload()
+
+    def get_system_prompt_options(self) -> SystemPromptOptions:
+        """What the system prompt is built from now (tools, context files, skills, ...)."""
+        return self._require().get_system_prompt_options()
+
+
+__all__ = ["UI", "CommandContext", "ExtensionContext", "SessionRuntime"]

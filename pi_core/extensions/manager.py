@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import os
+import traceback
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +22,7 @@ import pluggy
 
 import hookspecs
 
+from .bus import EventBus
 from .contributions import CliCommand, Command, Flag, Toolset
 from .discovery import PluginSpec, extension_files, scan_entry_points
 from .dispatch import Dispatcher, HookError, StrictPluginError
@@ -122,6 +124,8 @@ class PluginHost:
         self.hook_errors: list[HookError] = []
         self.error_listeners: list[Callable[[HookError], None]] = []
         self.dispatch = Dispatcher(self.pm, on_error=self._on_hook_error, strict=options.strict)
+        self.events = EventBus(on_error=self._on_bus_error)
+        """The bus the plugins of this session share (``ctx.events``)."""
         self.tools: Registry[Any] = Registry("tool", lambda t: t.name)
         self.commands: Registry[Command] = Registry("command", lambda c: c.name)
         self.apis: Registry[Any] = Registry("api", lambda a: a.api)
@@ -250,6 +254,9 @@ class PluginHost:
             })
         return rows
 
+    def _on_bus_error(self, channel: str, exc: BaseException) -> None:
+        self._on_hook_error(HookError("events", f"events:{channel}", exc, "".join(traceback.format_exception(exc))))
+
     def _on_hook_error(self, error: HookError) -> None:
         self.hook_errors.append(error)
         for listener in list(self.error_listeners):
@@ -327,6 +334,12 @@ def build_plugin_host(
         temporary_packages=temporary_packages,
     )
     host = PluginHost(options)
+    _populate(host)
+    return host
+
+
+def _populate(host: PluginHost) -> None:
+    options = host.options
     _resolve_packages(host)
     _load_entry_points(host)
     if options.discover_extensions:
@@ -336,7 +349,23 @@ def build_plugin_host(
     _load_files(host, "cli", [p for p in options.extension_paths if _exists(host, p)])
     _load_objects(host, options.plugins)
     host.run_registrations()
-    return host
+
+
+def rebuild_plugin_host(host: PluginHost) -> PluginHost:
+    """A fresh host with ``host``'s options, for ``/reload``: extension files are imported again (edits
+    take effect); installed packages and SDK plugin objects are the ones already imported. The event
+    bus is new: plugins subscribe again from ``session_start``."""
+    import sys
+
+    from .loader import module_name_for
+
+    for record in host.records.values():
+        if record.path is not None and record.source in ("global", "project", "cli"):
+            sys.modules.pop(module_name_for(record.path), None)
+    fresh = PluginHost(host.options)
+    fresh.error_listeners = host.error_listeners
+    _populate(fresh)
+    return fresh
 
 
 def _resolve_packages(host: PluginHost) -> None:
@@ -447,4 +476,4 @@ def _load_objects(host: PluginHost, plugins: Sequence[object]) -> None:
         host.load(PluginSpec(name, repr(plugin), "sdk"), lambda plugin=plugin: plugin)
 
 
-__all__ = ["Diagnostic", "PluginHost", "PluginRecord", "build_plugin_host"]
+__all__ = ["Diagnostic", "PluginHost", "PluginRecord", "build_plugin_host", "rebuild_plugin_host"]

@@ -36,9 +36,11 @@ from ..events import (
     SessionShutdownEvent,
     SessionStartEvent,
 )
-from ..extensions.context import UI, ExtensionContext
+from ..extensions.context import UI, CommandContext, ExtensionContext
+from ..extensions.results import ContextUsage
 from .bridge import PluginBridge
 from .compaction import CompactionResult, Compactor
+from .loader import ResourceLoader
 from .events import AgentSettledEvent, EntryAppendedEvent, QueueUpdateEvent
 from .retry import AutoRetry
 from .settings import Settings
@@ -46,6 +48,8 @@ from .wiring import HookWiring, stamp_thinking_level
 
 if TYPE_CHECKING:
     from ..ai.registry import ModelRegistry
+    from ..extensions.results import SlashCommandInfo
+    from .system_prompt import SystemPromptOptions
     from ..extensions.manager import PluginHost
     from ..session.manager import SessionManager
     from ..toolkit.process import ShellResult
@@ -59,21 +63,6 @@ PERSISTED_ROLES = ("user", "assistant", "toolResult", "system", "bashExecution")
 
 class SessionBusyError(RuntimeError):
     pass
-
-
-@dataclass(frozen=True)
-class ContextUsage:
-    """How full the model's context was at the last answer (pi's ``getContextUsage()``).
-
-    ``tokens`` and ``percent`` are ``None`` when unknown: no answer yet, or right after a compaction.
-    """
-
-    tokens: int | None
-    context_window: int
-    percent: float | None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"tokens": self.tokens, "contextWindow": self.context_window, "percent": self.percent}
 
 
 @dataclass(frozen=True)
@@ -92,7 +81,8 @@ class AgentSession:
     :param model: the model to start with.
     :param stream: the provider call, ``stream(model, context, **options)``.
     :param tools: the names of the active tools.
-    :param system_prompt: builds the system prompt for the active tools.
+    :param system_prompt: builds the system prompt for the active tools (default: from ``resources``).
+    :param resources: loads skills, templates, context files and the prompt (again on ``reload``).
     :param settings: the effective settings (default: pi's defaults).
     :param models: the session's model registry (default: one of the host's providers).
     :param scoped_models: the models cycling goes through (``--models``; default: all available).
@@ -102,7 +92,8 @@ class AgentSession:
     templates: list[Any]
 
     def __init__(self, *, host: PluginHost, session: SessionManager, model: Model, stream: Callable[..., Any],
-                 tools: list[str], system_prompt: Callable[[list[Tool]], Any], thinking_level: str = "off",
+                 tools: list[str], system_prompt: Callable[[list[Tool]], Any] | None = None,
+                 resources: ResourceLoader | None = None, thinking_level: str = "off",
                  mode: str = "sdk", ui: UI | None = None, settings: Settings | None = None,
                  models: ModelRegistry | None = None, scoped_models: Sequence[Model] = (),
                  flags: dict[str, Any] | None = None) -> None:
@@ -117,7 +108,15 @@ class AgentSession:
         self._model = model
         self._thinking_level = thinking_level
         self._stream = stream
+        self._loader = resources
+        self.resources = resources.load() if resources is not None else None
+        if system_prompt is None:
+            if self.resources is None:
+                raise TypeError("AgentSession needs system_prompt or resources")
+            system_prompt = self.resources.system_prompt
         self._system_prompt_factory = system_prompt
+        self.theme_paths: list[Path] = []
+        """Theme locations plugins contributed (``resources_discover``), for the terminal."""
         self._active_tools = [n for n in tools if n in host.tools]
         self._listeners: list[Listener] = []
         self._idle = asyncio.Event()
@@ -133,8 +132,14 @@ class AgentSession:
         self.auto_retry = AutoRetry(self, RetryPolicy(retry.max_retries, retry.base_delay_ms, retry.max_delay_ms,
                                                       retry.enabled))
         self.compactor = Compactor(self)
-        self.skills, self.templates = [], []
-        self.ctx = ExtensionContext(self.cwd, ui=ui, mode=mode, runtime=PluginBridge(self), flags=flags)
+        self.skills = list(self.resources.skills) if self.resources else []
+        self.templates = list(self.resources.templates) if self.resources else []
+        self._starting: BeforeAgentStartEvent | None = None
+        self._shutdown_listeners: list[Callable[[], Any]] = []
+        self.shutdown_requested = False
+        self.ctx = ExtensionContext(self.cwd, ui=ui, mode=mode, runtime=PluginBridge(self), flags=flags,
+                                    events=host.events)
+        self.command_ctx = CommandContext(self.ctx)
         self.wiring = HookWiring(host, self.ctx, lambda: self._model)
         self.system_message, self._system_text = _system(system_prompt, self.tools())
         restored = session.build_session_context()
@@ -178,6 +183,35 @@ class AgentSession:
     def last_run_aborted(self) -> bool:
         return self.agent.last_run_aborted
 
+    @property
+    def signal(self) -> AbortSignal | None:
+        """The running turn's abort signal; ``None`` while idle."""
+        return self.agent.signal
+
+    @property
+    def system_prompt(self) -> str:
+        """The system prompt text (inside ``before_agent_start``: as the handlers changed it so far)."""
+        if self._starting is not None:
+            return self._starting.system_prompt
+        return self.agent.config.system_prompt
+
+    def has_pending_messages(self) -> bool:
+        return bool(self.agent.steering or self.agent.follow_ups)
+
+    def system_prompt_options(self) -> SystemPromptOptions:
+        """What the system prompt is built from now."""
+        from .system_prompt import SystemPromptOptions
+
+        if self.resources is not None:
+            return self.resources.prompt_options(self.tools())
+        return SystemPromptOptions(cwd=self.cwd, tools=self.tools(), skills=self.skills)
+
+    def get_commands(self) -> list[SlashCommandInfo]:
+        """The ``/`` commands: plugin commands, then prompt templates, then skills (``skill:<name>``)."""
+        from .commands import command_infos
+
+        return command_infos(self)
+
     def tools(self) -> list[Tool]:
         return [t for t in (self.host.tools.get(n) for n in self._active_tools) if t is not None]
 
@@ -188,6 +222,16 @@ class AgentSession:
         """Receive every event (agent and session events) in order; returns an unsubscribe function."""
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def on_shutdown_requested(self, listener: Callable[[], Any]) -> Callable[[], None]:
+        """Hear of ``ctx.shutdown()`` (modes end the process when the agent is idle); returns a remover."""
+        self._shutdown_listeners.append(listener)
+        return lambda: self._shutdown_listeners.remove(listener) if listener in self._shutdown_listeners else None
+
+    def request_shutdown(self) -> None:
+        self.shutdown_requested = True
+        for listener in list(self._shutdown_listeners):
+            listener()
 
     def get_context_usage(self) -> ContextUsage:
         """Tokens the context used in the last answer (``None`` right after a compaction, as in pi)."""
@@ -220,25 +264,30 @@ class AgentSession:
 
     async def prompt(self, text: str, images: list[ImageContent] | None = None, *,
                      streaming_behavior: Literal["steer", "followUp"] | None = None, source: str = "sdk",
-                     on_disposition: Callable[[Disposition], object] | None = None) -> Disposition:
+                     on_disposition: Callable[[Disposition], object] | None = None,
+                     expand: bool = True) -> Disposition:
         """Handle user input: a slash command, a queued message while running, or a new run.
 
         Returns once the run (with retries) is over. ``on_disposition`` is called before any event of
-        the run is emitted (RPC answers the request there).
+        the run is emitted (RPC answers the request there). Without ``expand`` (plugins' plain
+        ``send_user_message``) slash commands, skills and templates are not looked at.
         """
         images = list(images or [])
-        if self.is_streaming:
-            if streaming_behavior is None:
-                raise SessionBusyError("Agent is already processing. Specify streamingBehavior ('steer' or "
-                                       "'followUp') to queue the message.")
-            (self.steer if streaming_behavior == "steer" else self.follow_up)(text, images)
-            return _announce(on_disposition, "queued")
-        if await self._run_command(text):
+        if expand and await self._run_command(text):  # also while the agent runs: a command is never queued
             return _announce(on_disposition, "handled")
-        event = await self.call_hook("input", InputEvent(text, images, source=source))  # type: ignore[arg-type]
+        streaming = self.is_streaming
+        if streaming and streaming_behavior is None:
+            raise SessionBusyError("Agent is already processing. Specify streamingBehavior ('steer' or "
+                                   "'followUp') to queue the message.")
+        event = await self.call_hook("input", InputEvent(text, images, source=source,  # type: ignore[arg-type]
+                                                         streaming_behavior=streaming_behavior if streaming else None))
         if event.handled:
             return _announce(on_disposition, "handled")
-        prompts = await self._prompt_messages(self._expand(event.text), event.images)
+        if streaming and self.is_streaming:
+            queued = self._expand(event.text) if expand else event.text
+            (self.steer if streaming_behavior == "steer" else self.follow_up)(queued, event.images)
+            return _announce(on_disposition, "queued")
+        prompts = await self._prompt_messages(self._expand(event.text) if expand else event.text, event.images)
         _announce(on_disposition, "started")
         await self._run(lambda: self.agent.prompt(prompts))
         return "started"
@@ -274,10 +323,16 @@ class AgentSession:
 
     async def set_model(self, model: Model, *, source: Literal["set", "cycle", "restore"] = "set") -> None:
         """Use ``model`` from the next request on (a ``model_change`` entry; ``model_select`` hooks)."""
+        previous = self.apply_model(model)
+        await self.call_hook("model_select", ModelSelectEvent(model, previous, source))
+
+    def apply_model(self, model: Model) -> Model:
+        """Switch to ``model`` now, without the hooks (they follow from :meth:`set_model`); returns
+        the previous model."""
         previous, self._model = self._model, model
         self.session.append_model_change(model.provider, model.id)
         self.agent.config.model = model
-        await self.call_hook("model_select", ModelSelectEvent(model, previous, source))
+        return previous
 
     def set_thinking_level(self, level: str) -> None:
         self._thinking_level = level
@@ -317,8 +372,12 @@ class AgentSession:
 
     # -- moving between session files ------------------------------------------------------------
 
-    async def new_session(self, parent_session: str | Path | None = None) -> bool:
-        """Start a fresh session file in the same project; False if a plugin cancelled."""
+    async def new_session(self, parent_session: str | Path | None = None, *,
+                          setup: Callable[[SessionManager], Any] | None = None) -> bool:
+        """Start a fresh session file in the same project; False if a plugin cancelled.
+
+        ``setup(manager)`` (sync or async) may add entries to the new file before it is used.
+        """
         from ..session import SessionManager
 
         self.require_idle("start a new session")
@@ -327,6 +386,10 @@ class AgentSession:
         manager = SessionManager.create(self.cwd, session_dir=self.session.session_dir, parent_session=parent_session)
         manager.append_model_change(self.model.provider, self.model.id)
         manager.append_thinking_level_change(self.thinking_level)
+        if setup is not None:
+            result = setup(manager)
+            if inspect.isawaitable(result):
+                await result
         await self._rebind(manager, "new")
         return True
 
@@ -342,12 +405,21 @@ class AgentSession:
         self._restore_model()
         return True
 
-    async def fork(self, entry_id: str) -> tuple[bool, str]:
-        """A new session file holding the conversation *before* the user message ``entry_id``.
+    async def fork(self, entry_id: str, position: Literal["before", "at"] = "before") -> tuple[bool, str]:
+        """A new session file holding the conversation *before* the user message ``entry_id`` (with
+        ``position="at"``: the active path up to and including any entry ``entry_id``).
 
         Returns ``(cancelled, text)``: ``text`` is the forked message, for the host to offer for editing.
         """
         entry = self.session.get_raw_entry(entry_id)
+        if position == "at":
+            if entry is None:
+                raise ValueError(f"no entry {entry_id!r} in this session")
+            self.require_idle("fork")
+            if await self._vetoed_fork(entry_id, "at"):
+                return True, ""
+            await self._branch_into_new_file(entry_id, "fork")
+            return False, ""
         message = (entry or {}).get("message") or {}
         if entry is None or message.get("role") != "user":
             raise ValueError(f"entry {entry_id!r} is not a user message of this session")
@@ -406,7 +478,29 @@ class AgentSession:
     # -- lifecycle -----------------------------------------------------------------------------
 
     async def start(self, reason: StartReason = "startup") -> None:
+        """``session_start``, then ``resources_discover``: paths plugins add are loaded at once."""
         await self.call_hook("session_start", SessionStartEvent(reason))
+        await self._discover_resources("reload" if reason == "reload" else "startup")
+
+    async def reload(self) -> None:
+        """pi's ``/reload``: ``session_shutdown`` (reason ``reload``), the plugins rebuilt (extension
+        files imported again), resources reloaded, ``session_start`` and ``resources_discover``."""
+        from ..extensions.manager import rebuild_plugin_host
+
+        self.require_idle("reload")
+        await self.call_hook("session_shutdown", SessionShutdownEvent("reload"))
+        known = set(self.host.tools.names())
+        self.host = rebuild_plugin_host(self.host)
+        self.wiring.host = self.host
+        self.ctx.events = self.command_ctx.events = self.host.events
+        fresh = [n for n in self.host.tools.names() if n not in known and _default_active(self.host.tools.get(n))]
+        self.set_active_tools([*self._active_tools, *fresh])
+        if self._loader is not None:
+            self.resources = self._loader.load()
+            self.skills, self.templates = list(self.resources.skills), list(self.resources.templates)
+            self._system_prompt_factory = self.resources.system_prompt
+        self._refresh_system_message()
+        await self.start("reload")
 
     async def close(self, reason: Literal["quit", "reload", "new", "resume", "fork"] = "quit") -> None:
         """Shut down (``session_shutdown`` hooks) and release the session file; calling it again does nothing."""
@@ -481,9 +575,18 @@ class AgentSession:
     def queue_changed(self) -> None:
         self._queue_changed()
 
-    async def run_messages(self, messages: list[Any]) -> None:
-        """Start a run with ``messages`` as its prompt (``send_message(trigger_turn=True)``)."""
-        await self._run(lambda: self.agent.prompt(messages))
+    async def run_message(self, message: Any) -> None:
+        """Start a run with a plugin's message (``send_message(trigger_turn=True)``), through
+        ``before_agent_start`` with ``message_type`` ``custom``."""
+        self._idle.clear()  # busy from here: messages sent meanwhile join this run, as in pi
+        try:
+            event = BeforeAgentStartEvent(_text_of(message), [], self._system_text, message_type="custom",
+                                          message=message)
+            prompts = self._starting_messages(message, await self._before_agent_start(event))
+        except BaseException:
+            self._idle.set()
+            raise
+        await self._run(lambda: self.agent.prompt(prompts))
 
     # -- internals -----------------------------------------------------------------------------
 
@@ -504,17 +607,44 @@ class AgentSession:
         return ToolContext(call_id, self.cwd, signal, on_update, env=self.process_env(), session=self.ctx)
 
     async def _prompt_messages(self, text: str, images: list[ImageContent]) -> list[Any]:
-        start = BeforeAgentStartEvent(text, images, self._system_text)
-        start = await self.call_hook("before_agent_start", start)
-        self.agent.config.system_prompt = start.system_prompt
+        start = await self._before_agent_start(BeforeAgentStartEvent(text, images, self._system_text))
+        return self._starting_messages(_user(text, images), start)
+
+    def _starting_messages(self, first: Any, start: BeforeAgentStartEvent) -> list[Any]:
         prompts: list[Any] = []
         if not any(getattr(m, "role", None) == "system" for m in self.agent.messages):
             prompts.append(self.system_message)
-        prompts.append(_user(text, images))
+        prompts.append(first)
         prompts.extend(start.messages)
         prompts.extend(self._next_turn)
         self._next_turn = []
         return prompts
+
+    async def _before_agent_start(self, event: BeforeAgentStartEvent) -> BeforeAgentStartEvent:
+        self._starting = event
+        try:
+            event = await self.call_hook("before_agent_start", event)
+        finally:
+            self._starting = None
+        self.agent.config.system_prompt = event.system_prompt
+        return event
+
+    async def _discover_resources(self, reason: Literal["startup", "reload"]) -> None:
+        if not self.host.dispatch.has("resources_discover"):
+            return
+        from ..events import ResourcePaths, ResourcesDiscoverEvent
+
+        found = await self.host.dispatch.collect("resources_discover", event=ResourcesDiscoverEvent(self.cwd, reason),
+                                                 ctx=self.ctx)
+        paths = [p for p in found if isinstance(p, ResourcePaths)]
+        if not paths:
+            return
+        self.theme_paths = [self.cwd / p for found_paths in paths for p in found_paths.theme_paths]
+        if self._loader is not None:
+            self.resources = self._loader.load(paths)
+            self.skills, self.templates = list(self.resources.skills), list(self.resources.templates)
+            self._system_prompt_factory = self.resources.system_prompt
+            self._refresh_system_message()
 
     def _expand(self, text: str) -> str:
         """``/skill:name args`` and ``/template args`` become their text (plain input stays as it is)."""
@@ -531,7 +661,7 @@ class AgentSession:
         command = self.host.commands.get(name)
         if command is None:
             return False
-        result = command.handler(args.strip(), self.ctx)
+        result = command.handler(args.strip(), self.command_ctx)
         if inspect.isawaitable(result):
             await result
         return True
@@ -542,9 +672,19 @@ class AgentSession:
         self.compactor.start_run()
         try:
             await start()
-            while await self.compactor.recover_overflow() or await self.auto_retry.maybe_retry():
-                await self.agent.continue_()
-            await self.compactor.compact_after_run()
+            while True:
+                while await self.compactor.recover_overflow() or await self.auto_retry.maybe_retry():
+                    await self.agent.continue_()
+                await self.compactor.compact_after_run()
+                if self.agent.last_run_aborted or self.auto_retry.aborted:
+                    break
+                queued = self.agent.take_queued()  # queued by agent_end handlers: one more run, as in pi
+                if not queued:
+                    break
+                self._queue_changed()
+                self.auto_retry.start_run()
+                self.compactor.start_run()
+                await self.agent.prompt(queued)
         finally:
             self._idle.set()
             self._flush_pending_bash()
@@ -633,6 +773,10 @@ class AgentSession:
         await self.call_hook("session_start", SessionStartEvent(reason, previous))
 
 
+def _default_active(tool: Tool | None) -> bool:
+    return tool is not None and tool.default_active and tool.exposure in ("direct", "model-only")
+
+
 def _host_registry(host: PluginHost) -> ModelRegistry:
     from ..ai import ModelRegistry
 
@@ -672,4 +816,4 @@ def _message_text(message: dict[str, Any]) -> str:
     return "".join(b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text")
 
 
-__all__ = ["AgentSession", "ContextUsage", "ForkPoint", "SessionBusyError"]
+__all__ = ["AgentSession", "ForkPoint", "SessionBusyError"]

@@ -2,26 +2,35 @@
 :class:`pi_core.extensions.context.SessionRuntime`.
 
 Every method is one action of the plugin API, by name and with its types; ``ExtensionContext``
-checks the session exists and delegates here. Actions called from inside a hook that would need the
-session to move on first (``set_model``) are scheduled to run after the handler returns.
+checks the session exists and delegates here. Work that must not run inside the calling hook (a run
+started by ``send_message``, a compaction) is started in the background and returns at once.
 """
 
 from __future__ import annotations
 
+import inspect
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..ai.types import Message, Model, TextContent, UserMessage
+from ..ai.types import ImageContent, Message, Model, TextContent, UserMessage
+from ..extensions.results import ForkResult, NavigateResult, SessionResult
 
 if TYPE_CHECKING:
     from ..agent.tools import Tool
+    from ..ai.abort import AbortSignal
+    from ..ai.registry import ApiProvider, ModelRegistry, ProviderConfig
+    from ..extensions.results import ContextUsage, SlashCommandInfo
     from ..session.manager import SessionManager
     from ..toolkit.process import ProcessResult
     from .agent_session import AgentSession
+    from .compaction import CompactionResult
+    from .settings import Settings
+    from .system_prompt import SystemPromptOptions
 
 DeliverAs = Literal["steer", "followUp", "nextTurn"]
+QueueAs = Literal["steer", "followUp"]
 
 
 class PluginBridge:
@@ -35,7 +44,16 @@ class PluginBridge:
     def get_model(self) -> Model | None:
         return self._s.model
 
-    def get_model_registry(self) -> Any:
+    def get_thinking_level(self) -> str:
+        return self._s.thinking_level
+
+    def get_scoped_models(self) -> list[Model]:
+        return list(self._s.scoped_models)
+
+    def get_signal(self) -> AbortSignal | None:
+        return self._s.signal
+
+    def get_model_registry(self) -> ModelRegistry:
         return self._s.models
 
     def session_view(self) -> SessionManager:
@@ -44,8 +62,48 @@ class PluginBridge:
     def is_idle(self) -> bool:
         return not self._s.is_streaming
 
+    def is_project_trusted(self) -> bool:
+        return self._s.settings.trusted
+
+    def has_pending_messages(self) -> bool:
+        return self._s.has_pending_messages()
+
+    def get_context_usage(self) -> ContextUsage:
+        return self._s.get_context_usage()
+
+    def get_system_prompt(self) -> str:
+        return self._s.system_prompt
+
+    def get_settings(self) -> Settings:
+        return self._s.settings
+
+    def get_commands(self) -> list[SlashCommandInfo]:
+        return self._s.get_commands()
+
+    # -- control ---------------------------------------------------------------------------------
+
     def abort(self) -> None:
         self._s.agent.abort()
+
+    def shutdown(self) -> None:
+        self._s.request_shutdown()
+
+    def compact(self, custom_instructions: str | None,
+                on_complete: Callable[[CompactionResult], Any] | None,
+                on_error: Callable[[Exception], Any] | None) -> None:
+        from .compaction import CompactionError
+
+        async def run() -> None:
+            try:
+                result = await self._s.compact(custom_instructions)
+                if result is None:
+                    raise CompactionError("Compaction cancelled")
+            except Exception as exc:
+                await _call(on_error, exc)
+                return
+            await _call(on_complete, result)
+
+        self._s.background(run())
 
     # -- tools -----------------------------------------------------------------------------------
 
@@ -76,10 +134,19 @@ class PluginBridge:
             (s.agent.follow_up if deliver_as == "followUp" else s.agent.steer)(sent)
             s.queue_changed()
         elif trigger_turn:
-            s.background(s.run_messages([sent]))
+            s.background(s.run_message(sent))
         else:
             s.agent.messages.append(sent)
             s.persist(sent)
+
+    def send_user_message(self, content: str | Sequence[TextContent | ImageContent], *,
+                          deliver_as: QueueAs | None = None, expand_prompt_templates: bool = False) -> None:
+        s = self._s
+        text, images = _split_content(content)
+        if s.is_streaming and deliver_as is None:
+            raise RuntimeError("the agent is running: pass deliver_as='steer' or 'followUp' to queue the message")
+        s.background(s.prompt(text, images, streaming_behavior=deliver_as if s.is_streaming else None,
+                              source="extension", expand=expand_prompt_templates))
 
     def append_entry(self, custom_type: str, data: Any = None) -> str:
         return self._s.session.append_custom_entry(custom_type, data)
@@ -92,9 +159,12 @@ class PluginBridge:
         return self._s.session.append_context_edit(target_id, replacement)
 
     def set_session_name(self, name: str) -> None:
-        self._s.session.append_session_info(name)
+        self._s.set_session_name(name)
 
-    # -- model -----------------------------------------------------------------------------------
+    def set_label(self, entry_id: str, label: str | None) -> str:
+        return self._s.session.append_label_change(entry_id, label)
+
+    # -- model, thinking, providers ----------------------------------------------------------------
 
     def set_model(self, model: Model | str) -> bool:
         s = self._s
@@ -103,17 +173,91 @@ class PluginBridge:
                 model = s.models.resolve(model=model)
             except LookupError:
                 return False
-        s.background(s.set_model(model))
+        if not s.models.has_configured_auth(model) and (model.provider, model.id) != (s.model.provider, s.model.id):
+            return False
+        from ..ai.request import clamp_thinking_level
+        from ..events import ModelSelectEvent
+
+        previous = s.apply_model(model)  # in effect before this returns; the hooks follow
+        level = clamp_thinking_level(model, s.thinking_level)
+        if level != s.thinking_level:
+            s.set_thinking_level(level)
+        s.background(s.call_hook("model_select", ModelSelectEvent(model, previous, "set")))
         return True
+
+    def set_thinking_level(self, level: str) -> str:
+        from ..ai.request import clamp_thinking_level
+
+        s = self._s
+        chosen = clamp_thinking_level(s.model, level)
+        if chosen != s.thinking_level:
+            s.set_thinking_level(chosen)
+        return chosen
+
+    def register_provider(self, item: ApiProvider | ProviderConfig) -> None:
+        self._s.models.register_provider(item)
+
+    def unregister_provider(self, name: str) -> bool:
+        return self._s.models.unregister_provider(name)
 
     # -- processes ---------------------------------------------------------------------------------
 
     async def exec(self, command: str, args: Sequence[str], *, timeout: float | None = None,
-                   cwd: Path | None = None) -> ProcessResult:
+                   cwd: Path | None = None, signal: AbortSignal | None = None,
+                   max_buffer: int | None = None) -> ProcessResult:
         from ..toolkit.process import run_process
 
-        return await run_process([command, *args], cwd=cwd or self._s.cwd, timeout=timeout,
-                                 env={**os.environ, **self._s.process_env()})
+        options: dict[str, Any] = {"max_output_bytes": max_buffer} if max_buffer is not None else {}
+        return await run_process([command, *args], cwd=cwd or self._s.cwd, timeout=timeout, signal=signal,
+                                 env={**os.environ, **self._s.process_env()}, **options)
+
+    # -- commands only -----------------------------------------------------------------------------
+
+    async def wait_for_idle(self) -> None:
+        await self._s.wait_for_idle()
+
+    async def new_session(self, parent_session: str | Path | None,
+                          setup: Callable[[SessionManager], Any] | None) -> SessionResult:
+        await self._s.wait_for_idle()
+        return SessionResult(cancelled=not await self._s.new_session(parent_session, setup=setup))
+
+    async def fork(self, entry_id: str, position: Literal["before", "at"]) -> ForkResult:
+        await self._s.wait_for_idle()
+        cancelled, text = await self._s.fork(entry_id, position)
+        return ForkResult(cancelled, text)
+
+    async def switch_session(self, path: str | Path) -> SessionResult:
+        await self._s.wait_for_idle()
+        return SessionResult(cancelled=not await self._s.switch_session(path))
+
+    async def navigate_tree(self, target_id: str, *, summarize: bool, custom_instructions: str | None,
+                            replace_instructions: bool, label: str | None) -> NavigateResult:
+        outcome = await self._s.navigate_tree(target_id, summarize=summarize, custom_instructions=custom_instructions,
+                                              replace_instructions=replace_instructions, label=label)
+        return NavigateResult(bool(outcome.get("cancelled")), bool(outcome.get("aborted")),
+                              outcome.get("editor_text"), outcome.get("summary_entry"))
+
+    async def reload(self) -> None:
+        await self._s.wait_for_idle()
+        await self._s.reload()
+
+    def get_system_prompt_options(self) -> SystemPromptOptions:
+        return self._s.system_prompt_options()
+
+
+def _split_content(content: str | Sequence[TextContent | ImageContent]) -> tuple[str, list[ImageContent]]:
+    if isinstance(content, str):
+        return content, []
+    text = "".join(b.text for b in content if isinstance(b, TextContent))
+    return text, [b for b in content if isinstance(b, ImageContent)]
+
+
+async def _call(callback: Callable[[Any], Any] | None, value: Any) -> None:
+    if callback is None:
+        return
+    result = callback(value)
+    if inspect.isawaitable(result):
+        await result
 
 
 __all__ = ["PluginBridge"]

@@ -198,7 +198,14 @@ class InteractiveApp:
             self._unsubscribe()
         self.session = session
         session.ctx.ui = self.ui
-        self._unsubscribe = session.subscribe(self.renderer.handle)
+        unsubscribe = session.subscribe(self.renderer.handle)
+        forget = session.on_shutdown_requested(self._on_shutdown_requested)
+
+        def detach() -> None:
+            unsubscribe()
+            forget()
+
+        self._unsubscribe = detach
 
     def _width(self) -> int | None:
         return shutil.get_terminal_size((80, 24)).columns if self.tty else None
@@ -312,12 +319,9 @@ class InteractiveApp:
             command = BUILTINS.get(name)
             if command is not None:
                 return self._builtin(command, args, busy)
-            if name in self.session.host.commands:
-                if busy:
-                    self.renderer.notice(f"/{name} can run when the agent is idle (Esc interrupts)", "warning")
-                    return None
+            if name in self.session.host.commands:  # runs now, also while the agent works
                 self.renderer.notice(f"{self.palette.glyphs.user} {text}")
-                return self._spawn(self._prompt(text))
+                return self._spawn(self._prompt(text), track=not busy)
         if busy:
             self._queue(text, kind)
             return None
@@ -349,6 +353,14 @@ class InteractiveApp:
             await self.session.prompt(text, source="interactive")
         except Exception as exc:  # a failing hook or provider must not end the interactive session
             self.renderer.notice(f"Error: {type(exc).__name__}: {exc}", "error")
+        finally:
+            if self.session.shutdown_requested and not self.session.is_streaming:
+                self.request_exit()
+
+    def _on_shutdown_requested(self) -> None:
+        """``ctx.shutdown()`` from a plugin: exit now when idle, else once the run is over."""
+        if not self.is_working():
+            self.request_exit()
 
     async def _user_bash(self, text: str) -> None:
         """``!cmd`` runs a shell command whose output the model sees with the next prompt; ``!!cmd``

@@ -43,7 +43,9 @@ class RpcServer:
     def __init__(self, session: AgentSession, output: Output, *, err: TextIO | None = None) -> None:
         self.session = session
         self.output = output
-        self.ui = RpcUI(self.write)
+        early = session.ctx.ui
+        self.ui = early if isinstance(early, RpcUI) else RpcUI()
+        self.ui.attach(self.write)
         self.exit_code = 0
         self._err = err or sys.stderr
         self._tasks: set[asyncio.Task[None]] = set()
@@ -100,6 +102,7 @@ class RpcServer:
         session = self.session
         previous_ui, session.ctx.ui = session.ctx.ui, self.ui
         unsubscribe = session.subscribe(self._on_event)
+        forget_shutdown = session.on_shutdown_requested(self._on_shutdown_requested)
         session.host.error_listeners.append(self._on_hook_error)
         start_reader(stdin, asyncio.get_running_loop(), self._queue.put_nowait)
         try:
@@ -111,9 +114,14 @@ class RpcServer:
                 await self._stop_work()
         finally:
             session.host.error_listeners.remove(self._on_hook_error)
+            forget_shutdown()
             unsubscribe()
             session.ctx.ui = previous_ui
         return self.exit_code
+
+    def _on_shutdown_requested(self) -> None:
+        """``ctx.shutdown()``: end as if input ended: the commands received and the run finish first."""
+        self._queue.put_nowait(_EOF)
 
     def stop(self, code: int) -> None:
         """End now (signal, or nobody reads stdout any more): abort what runs and return ``code``."""

@@ -9,44 +9,29 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ...extensions.results import SlashCommandInfo
     from ...runtime.agent_session import AgentSession
-
-_SCOPES = {"user": "user", "project": "project", "path": "temporary"}
 
 
 def slash_commands(session: AgentSession) -> list[dict[str, Any]]:
-    commands = _plugin_commands(session)
-    for template in session.templates:
-        commands.append(_resource(template.name, template, "prompt"))
-    for skill in session.skills:
-        commands.append(_resource(f"skill:{skill.name}", skill, "skill"))
-    return commands
+    return [_to_json(info) for info in session.get_commands()]
 
 
-def _plugin_commands(session: AgentSession) -> list[dict[str, Any]]:
-    commands = []
-    for entry in session.host.commands.entries.values():
-        record = session.host.records.get(entry.plugin)
-        item: dict[str, Any] = {"name": entry.item.name, "description": entry.item.description or None,
-                                "source": "extension"}
-        if record is not None and record.path is not None:
-            item["path"] = str(record.path)
-        commands.append({k: v for k, v in item.items() if v is not None})
-    return commands
-
-
-def _resource(name: str, item: Any, source: str) -> dict[str, Any]:
-    record: dict[str, Any] = {"name": name}
-    if getattr(item, "description", None):
-        record["description"] = item.description
-    record["source"] = source
-    origin = getattr(item, "source", "path")
-    info: dict[str, Any] = {"path": str(item.file_path), "source": "cli" if origin == "path" else "local",
-                            "scope": _SCOPES.get(origin, "temporary"), "origin": "top-level"}
-    base = getattr(item, "base_dir", None)
-    if base is not None:
-        info["baseDir"] = str(base)
-    record["sourceInfo"] = info
+def _to_json(info: SlashCommandInfo) -> dict[str, Any]:
+    record: dict[str, Any] = {"name": info.name}
+    if info.description:
+        record["description"] = info.description
+    record["source"] = info.source
+    where = info.source_info
+    if info.source == "extension":  # pi 1.6 gives plugin commands their file, not a sourceInfo
+        if where.path is not None:
+            record["path"] = str(where.path)
+        return record
+    data: dict[str, Any] = {"path": str(where.path), "source": where.source, "scope": where.scope,
+                            "origin": where.origin}
+    if where.base_dir is not None:
+        data["baseDir"] = str(where.base_dir)
+    record["sourceInfo"] = data
     return record
 
 

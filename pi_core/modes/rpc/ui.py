@@ -24,10 +24,25 @@ class RpcUI(UI):
 
     has_ui = True
 
-    def __init__(self, send: Send) -> None:
-        self._send = send
+    def __init__(self, send: Send | None = None) -> None:
+        self._send_to: Send | None = send
+        self._early: list[dict[str, Any]] = []
         self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._closed = False
+
+    def attach(self, send: Send) -> None:
+        """Start writing to the host; notices made before (plugins' ``session_start`` at start-up) go
+        out first, in order."""
+        self._send_to = send
+        early, self._early = self._early, []
+        for record in early:
+            send(record)
+
+    def _send(self, record: dict[str, Any]) -> None:
+        if self._send_to is None:
+            self._early.append(record)
+        else:
+            self._send_to(record)
 
     # -- dialogs -------------------------------------------------------------------------------
 
@@ -98,7 +113,7 @@ class RpcUI(UI):
     # -- internals -----------------------------------------------------------------------------
 
     async def _ask(self, request: dict[str, Any], timeout: float | None) -> dict[str, Any]:
-        if self._closed:
+        if self._closed or self._send_to is None:  # before the server reads answers nobody can reply
             return {"cancelled": True}
         request_id = str(uuid.uuid4())
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()

@@ -1,0 +1,41 @@
+"""The ``/`` commands a session knows (``ctx.get_commands()``, RPC ``get_commands``): plugin commands,
+then prompt templates, then skills as ``skill:<name>``, each with where it comes from."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..extensions.results import SlashCommandInfo, SourceInfo
+
+if TYPE_CHECKING:
+    from .agent_session import AgentSession
+
+_SCOPES = {"user": "user", "project": "project", "path": "temporary"}
+
+
+def command_infos(session: AgentSession) -> list[SlashCommandInfo]:
+    infos = [_plugin_command(session, name) for name in session.host.commands.names()]
+    infos += [_resource(t.name, t, "prompt") for t in session.templates]
+    infos += [_resource(f"skill:{s.name}", s, "skill") for s in session.skills]
+    return infos
+
+
+def _plugin_command(session: AgentSession, name: str) -> SlashCommandInfo:
+    entry = session.host.commands.entries[name]
+    record = session.host.records.get(entry.plugin)
+    path = record.path if record is not None else None
+    source = record.source if record is not None else "sdk"
+    scope = {"builtin": "builtin", "entrypoint": "user", "global": "user", "project": "project"}.get(source,
+                                                                                                  "temporary")
+    return SlashCommandInfo(entry.item.name, entry.item.description or None, "extension",
+                            SourceInfo(path, source, scope), plugin=entry.plugin)
+
+
+def _resource(name: str, item: Any, source: str) -> SlashCommandInfo:
+    origin = getattr(item, "source", "path")
+    info = SourceInfo(item.file_path, "cli" if origin == "path" else "local", _SCOPES.get(origin, "temporary"),
+                      "top-level", getattr(item, "base_dir", None))
+    return SlashCommandInfo(name, getattr(item, "description", None) or None, source, info)  # type: ignore[arg-type]
+
+
+__all__ = ["command_infos"]
