@@ -114,3 +114,18 @@ def test_an_unknown_theme_setting_is_reported_and_system_used(running, tmp_path:
     app.wait_for("Heading")
     quit_app(app)
     assert b"\x1b[35;1;4mHeading" in bytes(app.raw)  # the system theme: the terminal's magenta
+
+
+def test_a_theme_shipped_by_a_package_can_be_chosen(running, tmp_path: Path) -> None:
+    package = tmp_path / "theme-package"
+    (package / "themes").mkdir(parents=True)
+    (package / "themes" / "pkg-hot.json").write_text(json.dumps({
+        "name": "pkg-hot", "vars": {}, "colors": _colors(mdHeading="#ff0000")}))
+    (tmp_path / "agent").mkdir(exist_ok=True)
+    (tmp_path / "agent" / "settings.json").write_text(json.dumps({"theme": "pkg-hot", "packages": [str(package)]}))
+    app = running([{"text": "# Big heading"}], env={"COLORTERM": "truecolor"})
+    assert "no theme named" not in app.text()
+    app.type("show me")
+    app.wait_for("Big heading")
+    quit_app(app)
+    assert b"\x1b[38;2;255;0;0;1;4mBig heading" in bytes(app.raw)

@@ -186,6 +186,9 @@ class InteractiveApp:
             if isinstance(entry, str) and entry.strip():
                 path = Path(entry).expanduser()
                 extra.append(path if path.is_absolute() else base / path)
+        from ...packages import package_set_for
+
+        extra.extend(package_set_for(self.session.host).theme_paths)  # themes that packages ship
         catalog = ThemeCatalog.discover(Path(base), Path(self.session.cwd), trusted=trusted, extra=extra)
         self.themes = catalog
         self._theme_errors.extend(catalog.errors)
