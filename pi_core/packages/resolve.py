@@ -161,13 +161,20 @@ def environment_dists() -> dict[str, _Dist]:
     from ..entry_points import DISTRIBUTION, GROUP, entry_points_in
 
     dists: dict[str, _Dist] = {}
+    names: dict[int, str] = {}
     for ep in entry_points_in(GROUP, *RESOURCE_GROUPS):
         dist = getattr(ep, "dist", None)
-        name = getattr(dist, "name", None) or ""
-        key = normalise(name)
+        if dist is None:
+            continue
+        key = names.get(id(dist))
+        if key is None:
+            # the folder name gives the normalised name without parsing METADATA (slow: email parser)
+            key = names[id(dist)] = normalise(getattr(dist, "_normalized_name", None) or dist.name or "")
         if not key or key == DISTRIBUTION:
             continue
-        info = dists.setdefault(key, _Dist(name, getattr(dist, "version", None)))
+        info = dists.get(key)
+        if info is None:
+            info = dists[key] = _Dist(dist.name, dist.version)
         if ep.group == GROUP:
             info.plugins.append(ep.name)
         else:
