@@ -33,7 +33,7 @@ _GLOBAL_SWITCHES = {"--approve": ("approve", True), "-a": ("approve", True),
                     "--no-plugins": ("no_plugins", True),
                     "--no-extensions": ("no_extensions", True), "-ne": ("no_extensions", True)}
 _GLOBAL_VALUES = ("-e", "--extension")
-_OWN_E_FLAG = ("install",)
+_OWN_E_FLAG = ("install", "update")  # install -e: editable; update --extension SOURCE: one package
 
 
 def preparse(args: Sequence[str]) -> tuple[GlobalOptions, list[str]]:
@@ -44,7 +44,7 @@ def preparse(args: Sequence[str]) -> tuple[GlobalOptions, list[str]]:
     while i < len(items):
         arg = items[i]
         if arg == "--" or (arg in _OWN_E_FLAG and not rest):
-            rest.extend(items[i:])  # `pi install -e PATH` means editable, not an extension
+            rest.extend(items[i:])  # `pi install -e PATH` means editable, not an extension (see _OWN_E_FLAG)
             break
         if arg in _GLOBAL_SWITCHES:
             attr, value = _GLOBAL_SWITCHES[arg]

@@ -128,9 +128,11 @@ def _contributions(package: ResolvedPackage, registered: dict[str, str] | None =
     return "; ".join(parts)
 
 
-def _guard(action: Any) -> None:
+def _guard(action: Any, host: PluginHost | None = None, approve: bool = False) -> None:
     from .install import InstallError
 
+    if approve and host is not None:
+        host.options.approve = True  # `-a` given after the command word (`pi install SRC -l -a`)
     try:
         action()
     except (PackageCommandError, InstallError, SourceError) as exc:
@@ -157,7 +159,7 @@ def add_package_commands(app: typer.Typer, host: PluginHost) -> None:
         given = list(sources or [])
         pip_args = [s for s in given if s.startswith("-")]  # only reachable after `--`
         given = [s for s in given if not s.startswith("-")]
-        _guard(lambda: _install(host, given, local, editable, pip_args))
+        _guard(lambda: _install(host, given, local, editable, pip_args), host, approve)
 
     def remove_command(
         sources: Annotated[list[str], typer.Argument(help="Sources as installed (or a distribution name).")],
@@ -165,7 +167,7 @@ def add_package_commands(app: typer.Typer, host: PluginHost) -> None:
         approve: _Approve = False, no_plugins: _NoPlugins = False, no_extensions: _NoExtensions = False,
     ) -> None:
         """Uninstall packages and remove them from settings."""
-        _guard(lambda: _remove(host, sources, local))
+        _guard(lambda: _remove(host, sources, local), host, approve)
 
     app.command("remove")(remove_command)
     app.command("uninstall", help="Alias of `pi remove`.")(remove_command)
@@ -176,6 +178,8 @@ def add_package_commands(app: typer.Typer, host: PluginHost) -> None:
         approve: _Approve = False, no_plugins: _NoPlugins = False, no_extensions: _NoExtensions = False,
     ) -> None:
         """Packages of the user and the project settings, where they are and what they contribute."""
+        if approve:
+            host.options.approve = True
         raise typer.Exit(_list(host, as_json))
 
     @app.command("update")
@@ -184,10 +188,12 @@ def add_package_commands(app: typer.Typer, host: PluginHost) -> None:
         extensions: Annotated[bool, typer.Option("--extensions", help="Update installed packages only.")] = False,
         all_: Annotated[bool, typer.Option("--all", help="Update pi and all packages.")] = False,
         self_: Annotated[bool, typer.Option("--self", help="Update pi only (the default without a source).")] = False,
+        extension: Annotated[Optional[str], typer.Option("--extension", help="Same as giving SOURCE.")] = None,
         approve: _Approve = False, no_plugins: _NoPlugins = False, no_extensions: _NoExtensions = False,
     ) -> None:
         """Update pi, all packages (--extensions), or one package; pinned versions and refs stay."""
-        _guard(lambda: _update(host, source, extensions=extensions, everything=all_, self_only=self_))
+        _guard(lambda: _update(host, source or extension, extensions=extensions, everything=all_, self_only=self_),
+               host, approve)
 
     @app.command("config")
     def config(
@@ -198,7 +204,7 @@ def add_package_commands(app: typer.Typer, host: PluginHost) -> None:
         approve: _Approve = False, no_plugins: _NoPlugins = False, no_extensions: _NoExtensions = False,
     ) -> None:
         """Show every package resource and whether it loads; `enable`/`disable PACKAGE RESOURCE...` switch them."""
-        _guard(lambda: _config(host, action, package, list(resources or []), local))
+        _guard(lambda: _config(host, action, package, list(resources or []), local), host, approve)
 
 
     plugin = typer.Typer(help="Plugin authoring: `pi plugin new NAME` writes a package skeleton.",

@@ -73,3 +73,15 @@ def test_the_terminal_start_offers_to_install_missing_packages(tmp_path: Path) -
         assert clone.is_dir()
     finally:
         app.close()
+
+
+def test_approve_after_the_command_word_counts(tmp_path: Path) -> None:
+    project, source = project_with_packages(tmp_path)
+    listed = run_pi(PY, project, "list", "-a")
+    assert listed.returncode == 1 and listed.stdout.startswith("Project packages:")
+    extra = git_repo(pi_package_dir(tmp_path / "extra", skill_name="extra-skill", tool=None))
+    added = run_pi(PY, project, "install", f"git+file://{extra}", "-l", "-a")
+    assert added.returncode == 0, added.stderr
+    assert f"git+file://{extra}" in json.loads((project / ".pi" / "settings.json").read_text())["packages"]
+    one = run_pi(PY, project, "update", "--extension", f"git+file://{extra}", "-a")
+    assert one.returncode == 0 and "Packages are up to date." in one.stdout
