@@ -280,8 +280,12 @@ def before_tool_call(event: BeforeToolCallEvent, ctx: ExtensionContext) -> Block
 
     **Fails closed:** an exception in a handler blocks the call with the exception's message.
 
+    Runs for calls other tools make too (``ToolContext.execute_tool``, codemode scripts): those
+    have ``event.parent_tool_call_id`` set, and a block fails only that nested call.
+
     :param event: :class:`pi_core.BeforeToolCallEvent` (``tool_name``, ``tool_call_id``,
-        ``arguments``, ``tool`` with its capabilities, ``assistant_message``).
+        ``arguments``, ``tool`` with its capabilities, ``assistant_message``,
+        ``parent_tool_call_id``).
     :param ctx: the session context.
 
     Use in .pi/extensions: yes; this is the hook for permission policies.
@@ -294,7 +298,8 @@ def after_tool_call(event: AfterToolCallEvent, ctx: ExtensionContext) -> ToolRes
 
     Change ``event.content``, ``event.details`` or ``event.is_error`` in place, or return a
     :class:`pi_core.ToolResultPatch`; later handlers see the patched result. Runs for executed calls,
-    including ones that raised; not for calls that were unknown, invalid or blocked.
+    including ones that raised; not for calls that were unknown, invalid or blocked. Nested calls
+    (``ToolContext.execute_tool``) have ``event.parent_tool_call_id`` set.
 
     :param event: :class:`pi_core.AfterToolCallEvent`.
     :param ctx: the session context.

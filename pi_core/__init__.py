@@ -73,6 +73,7 @@ _EXPORTS: dict[str, str] = {
     "TurnStartEvent": "pi_core.events",
     # --- tools -------------------------------------------------------------------------------
     "Tool": "pi_core.agent.tools",
+    "ToolCallOutcome": "pi_core.agent.tools",
     "ToolCapabilities": "pi_core.agent.tools",
     "ToolContext": "pi_core.agent.tools",
     "ToolError": "pi_core.agent.tools",
@@ -257,7 +258,15 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
     from .agent.paths import resolve_tool_path
-    from .agent.tools import Tool, ToolCapabilities, ToolContext, ToolError, ToolNamespace, ToolResult
+    from .agent.tools import (
+        Tool,
+        ToolCallOutcome,
+        ToolCapabilities,
+        ToolContext,
+        ToolError,
+        ToolNamespace,
+        ToolResult,
+    )
     from .ai.abort import AbortController, AbortSignal
     from .ai.types import (
         AssistantMessage,

@@ -177,6 +177,8 @@ class BeforeToolCallEvent(_Event):
     tool: Tool | None = None
     assistant_message: AssistantMessage | None = None
     blocked: Block | None = None
+    parent_tool_call_id: str | None = None
+    """Set for a call another tool made (``ToolContext.execute_tool``, e.g. from a codemode script)."""
 
     def _apply(self, result: Any) -> bool:
         if isinstance(result, Block):
@@ -198,6 +200,8 @@ class AfterToolCallEvent(_Event):
     content: list[ToolContent]
     details: Any = None
     is_error: bool = False
+    parent_tool_call_id: str | None = None
+    """Set for a call another tool made (``ToolContext.execute_tool``)."""
 
     def _apply(self, result: Any) -> bool:
         if not isinstance(result, ToolResultPatch):
@@ -367,6 +371,7 @@ class ToolExecutionStartEvent(_Event):
     tool_call_id: str
     tool_name: str
     args: dict[str, Any]
+    parent_tool_call_id: str | None = None
     type: str = "tool_execution_start"
 
 
@@ -376,6 +381,7 @@ class ToolExecutionUpdateEvent(_Event):
     tool_name: str
     args: dict[str, Any]
     partial_result: ToolResult
+    parent_tool_call_id: str | None = None
     type: str = "tool_execution_update"
 
 
@@ -386,6 +392,7 @@ class ToolExecutionEndEvent(_Event):
     result: ToolResult
     is_error: bool = False
     duration_ms: int | None = None
+    parent_tool_call_id: str | None = None
     type: str = "tool_execution_end"
 
 

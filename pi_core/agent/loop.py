@@ -168,6 +168,8 @@ class _Call:
     result: ToolResult | None = None
     started: float = field(default_factory=time.monotonic)
     duration_ms: int | None = None
+    parent_id: str | None = None
+    """The call that made this one through ``ToolContext.execute_tool`` (a nested call)."""
 
 
 async def run_tool_batch(assistant: AssistantMessage, calls: list[ToolCall], config: LoopConfig, emit: Emit,
@@ -177,7 +179,7 @@ async def run_tool_batch(assistant: AssistantMessage, calls: list[ToolCall], con
     batch = [_Call(call) for call in calls]
     for item in batch:
         await emit(ToolExecutionStartEvent(item.call.id, item.call.name, item.call.arguments))
-        await _prepare(item, assistant, config, signal)
+        await _prepare(item, config.tools, assistant, config, signal)
         if item.result is not None:
             await _finish(item, emit)
     for group in _groups([item for item in batch if item.result is None]):
@@ -189,15 +191,33 @@ async def run_tool_batch(assistant: AssistantMessage, calls: list[ToolCall], con
     return results
 
 
-async def _prepare(item: _Call, assistant: AssistantMessage, config: LoopConfig, signal: AbortSignal) -> None:
+async def run_nested_call(call: ToolCall, tools: list[Tool], assistant: AssistantMessage | None, config: LoopConfig,
+                          emit: Emit, signal: AbortSignal, parent_id: str,
+                          on_update: Callable[[ToolResult], object] | None = None) -> tuple[ToolResult, int | None]:
+    """Run one call a tool made while it ran, as the loop runs a model's call: looked up in ``tools``,
+    validated, gated by ``before_tool_call``, patched by ``after_tool_call``; its events carry
+    ``parent_id``. Never raises for a failing call: returns the (error) result and the duration."""
+    item = _Call(call, parent_id=parent_id)
+    await emit(ToolExecutionStartEvent(call.id, call.name, call.arguments, parent_tool_call_id=parent_id))
+    await _prepare(item, tools, assistant, config, signal)
+    if item.result is None:
+        await _execute(item, config, emit, signal, on_update)
+    else:
+        await _finish(item, emit)
+    assert item.result is not None
+    return item.result, item.duration_ms
+
+
+async def _prepare(item: _Call, tools: list[Tool], assistant: AssistantMessage | None, config: LoopConfig,
+                   signal: AbortSignal) -> None:
     """Find, validate and gate one call; on any failure ``item.result`` holds the error to send back."""
-    if assistant.stop_reason == "length":
+    if assistant is not None and assistant.stop_reason == "length" and item.parent_id is None:
         item.result = ToolResult.text(TRUNCATED_CALL, details={}, is_error=True)
         return
     if signal.aborted:
         item.result = ToolResult.text("Operation aborted", details={}, is_error=True)
         return
-    tool = next((t for t in config.tools if t.name == item.call.name), None)
+    tool = next((t for t in tools if t.name == item.call.name), None)
     if tool is None:
         item.result = ToolResult.text(f"Tool {item.call.name} not found", details={}, is_error=True)
         return
@@ -213,7 +233,8 @@ async def _prepare(item: _Call, assistant: AssistantMessage, config: LoopConfig,
         return
     if config.before_tool_call is not None:
         event = await config.before_tool_call(BeforeToolCallEvent(
-            tool.name, item.call.id, item.arguments, tool=tool, assistant_message=assistant))
+            tool.name, item.call.id, item.arguments, tool=tool, assistant_message=assistant,
+            parent_tool_call_id=item.parent_id))
         if event.blocked is not None:
             item.result = ToolResult.text(event.blocked.reason, details={}, is_error=True)
             return
@@ -232,7 +253,8 @@ def _groups(items: list[_Call]) -> list[list[_Call]]:
     return groups
 
 
-async def _execute(item: _Call, config: LoopConfig, emit: Emit, signal: AbortSignal) -> None:
+async def _execute(item: _Call, config: LoopConfig, emit: Emit, signal: AbortSignal,
+                   also_update: Callable[[ToolResult], object] | None = None) -> None:
     assert item.tool is not None
     updates: asyncio.Queue[ToolResult | None] = asyncio.Queue()
     settled = False
@@ -240,10 +262,13 @@ async def _execute(item: _Call, config: LoopConfig, emit: Emit, signal: AbortSig
     def on_update(partial: ToolResult) -> None:
         if not settled:  # updates after the call settled are dropped, as in pi
             updates.put_nowait(partial)
+            if also_update is not None:
+                also_update(partial)
 
     async def deliver() -> None:
         while (partial := await updates.get()) is not None:
-            await emit(ToolExecutionUpdateEvent(item.call.id, item.call.name, item.call.arguments, partial))
+            await emit(ToolExecutionUpdateEvent(item.call.id, item.call.name, item.call.arguments, partial,
+                                                parent_tool_call_id=item.parent_id))
 
     ctx = (config.tool_context(item.call.id, signal, on_update) if config.tool_context
            else ToolContext(item.call.id, cwd=Path.cwd(), signal=signal, on_update=on_update))
@@ -256,7 +281,8 @@ async def _execute(item: _Call, config: LoopConfig, emit: Emit, signal: AbortSig
     item.duration_ms = int((time.monotonic() - item.started) * 1000)
     if config.after_tool_call is not None:
         event = await config.after_tool_call(AfterToolCallEvent(
-            item.tool.name, item.call.id, item.arguments, list(result.content), result.details, result.is_error))
+            item.tool.name, item.call.id, item.arguments, list(result.content), result.details, result.is_error,
+            parent_tool_call_id=item.parent_id))
         result = ToolResult(event.content, event.details, event.is_error, result.structured_content)
     item.result = result
     await _finish(item, emit)
@@ -293,7 +319,7 @@ async def _run_tool(tool: Tool, arguments: dict[str, Any], ctx: ToolContext, sig
 async def _finish(item: _Call, emit: Emit) -> None:
     assert item.result is not None
     await emit(ToolExecutionEndEvent(item.call.id, item.call.name, item.result, item.result.is_error,
-                                     item.duration_ms))
+                                     item.duration_ms, parent_tool_call_id=item.parent_id))
 
 
 def _result_message(item: _Call) -> ToolResultMessage:
@@ -302,4 +328,5 @@ def _result_message(item: _Call) -> ToolResultMessage:
                              details=result.details, is_error=result.is_error, duration_ms=item.duration_ms)
 
 
-__all__ = ["LoopConfig", "StreamFn", "build_context", "run_agent_loop", "run_tool_batch", "stream_assistant"]
+__all__ = ["LoopConfig", "StreamFn", "build_context", "run_agent_loop", "run_nested_call", "run_tool_batch",
+           "stream_assistant"]

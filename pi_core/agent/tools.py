@@ -11,7 +11,7 @@ import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Union
+from typing import TYPE_CHECKING, Any, Literal, Protocol, Union
 
 from ..ai.abort import AbortSignal
 from ..ai.types import ImageContent, TextContent, ToolDeclaration
@@ -79,6 +79,36 @@ UpdateCallback = Callable[[ToolResult], object]
 
 
 @dataclass
+class ToolCallOutcome:
+    """What :meth:`ToolContext.execute_tool` returns: the call as it was made and how it ended.
+
+    :ivar tool_call_id: ``<calling id>/<n>``.
+    :ivar arguments: the arguments after ``before_tool_call`` handlers (as validated).
+    :ivar result: the result after ``after_tool_call`` handlers; an error result for an unknown tool,
+        invalid arguments, a blocked call or a tool that raised.
+    """
+
+    tool_call_id: str
+    tool_name: str
+    arguments: dict[str, Any]
+    result: ToolResult
+    duration_ms: int | None = None
+
+    @property
+    def is_error(self) -> bool:
+        return self.result.is_error
+
+
+class NestedCaller(Protocol):
+    """Runs the calls tools make to other tools (the session provides it)."""
+
+    def callable_tools(self) -> list[Tool]: ...
+
+    async def execute(self, caller_id: str, name: str, arguments: dict[str, Any], signal: AbortSignal,
+                      on_update: UpdateCallback | None) -> ToolCallOutcome: ...
+
+
+@dataclass
 class ToolContext:
     """Everything a running tool may use besides its arguments."""
 
@@ -91,10 +121,39 @@ class ToolContext:
     """Extra environment for processes the tool starts (``PI_SESSION_ID``, ``PI_MODEL``, ...)."""
     session: ExtensionContext | None = None
     """The session's plugin context (ui, session view, API); ``None`` when a tool runs standalone."""
+    nested: NestedCaller | None = None
+    """Runs :meth:`execute_tool` calls; set by the session (``None`` when a tool runs standalone)."""
 
     def update(self, partial: ToolResult) -> None:
         if self.on_update is not None:
             self.on_update(partial)
+
+    @property
+    def tools(self) -> list[Tool]:
+        """The tools :meth:`execute_tool` can call: the active ``direct`` tools and every
+        ``deferred`` tool (never ``model-only`` or ``hidden`` ones)."""
+        return self.nested.callable_tools() if self.nested is not None else []
+
+    async def execute_tool(self, name: str, arguments: dict[str, Any] | None = None, *,
+                           signal: AbortSignal | None = None,
+                           on_update: UpdateCallback | None = None) -> ToolCallOutcome:
+        """Run another tool as a model-issued call runs: argument validation, ``before_tool_call`` and
+        ``after_tool_call`` handlers, ``tool_execution_*`` events, all carrying
+        ``parent_tool_call_id``. The call is not part of the transcript; a bounded record of it is
+        kept as ``nested_calls`` on this tool's result message.
+
+        Never raises for a failing call: unknown tools, invalid arguments, blocked calls and tools
+        that raised come back as error results (``outcome.is_error``).
+
+        :param signal: defaults to this call's signal.
+        :param on_update: receives the nested tool's partial results too.
+        """
+        if self.nested is None:
+            return ToolCallOutcome(f"{self.tool_call_id}/0", name, dict(arguments or {}),
+                                   ToolResult.text("Tools can only call other tools in a session", details={},
+                                                   is_error=True))
+        return await self.nested.execute(self.tool_call_id, name, dict(arguments or {}), signal or self.signal,
+                                         on_update)
 
     def resolve(self, path: str) -> Path:
         """Resolve a path argument the way every built-in tool does (relative to ``cwd``, ``~``)."""
@@ -189,7 +248,9 @@ __all__ = [
     "ExecuteFn",
     "Exposure",
     "ReachesTools",
+    "NestedCaller",
     "Tool",
+    "ToolCallOutcome",
     "ToolCapabilities",
     "ToolContent",
     "ToolContext",

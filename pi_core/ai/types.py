@@ -171,12 +171,35 @@ class AssistantMessage(PiModel):
         return [b for b in self.content if isinstance(b, ToolCall)]
 
 
+class NestedToolCallRecord(PiModel):
+    """A call a tool made to another tool while it ran (a codemode script's ``tools.x()``)."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] | None = None
+    """Left out when over the size limits; ``arguments_bytes`` then gives their size."""
+    arguments_bytes: int | None = None
+    status: Literal["ok", "error", "unfinished"] = "unfinished"
+    duration_ms: int | None = None
+    error: str | None = None
+
+
+class NestedToolCalls(PiModel):
+    """The bounded record of a tool's nested calls (pi's ``nestedCalls``); results are not kept."""
+
+    calls: list[NestedToolCallRecord] = Field(default_factory=list)
+    complete: bool = True
+    """False when calls were dropped, arguments left out, or calls had not finished."""
+
+
 class ToolResultMessage(PiModel):
     role: Literal["toolResult"] = "toolResult"
     tool_call_id: str
     tool_name: str
     content: list[UserContent] = Field(default_factory=list)
     details: Any = None
+    nested_calls: NestedToolCalls | None = None
+    """Calls this tool made to other tools: kept in the session, never sent to the model."""
     is_error: bool = False
     duration_ms: int | None = None
     timestamp: int = Field(default_factory=now_ms)
@@ -254,6 +277,8 @@ __all__ = [
     "Message",
     "Model",
     "ModelCost",
+    "NestedToolCallRecord",
+    "NestedToolCalls",
     "Number",
     "PiModel",
     "StopReason",

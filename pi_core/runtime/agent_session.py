@@ -30,6 +30,7 @@ from ..events import (
     BeforeAgentStartEvent,
     InputEvent,
     MessageEndEvent,
+    MessageStartEvent,
     ModelSelectEvent,
     SessionBeforeForkEvent,
     SessionBeforeSwitchEvent,
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
     from ..extensions.manager import PluginHost
     from ..session.manager import SessionManager
     from ..toolkit.process import ShellResult
+    from .nested_calls import NestedCalls
 
 Listener = Callable[[Any], "Awaitable[None] | None"]
 Disposition = Literal["started", "queued", "handled"]
@@ -128,6 +130,7 @@ class AgentSession:
         self._closed = False
         self._next_turn: list[Any] = []
         self._tasks: set[asyncio.Future[Any]] = set()
+        self._nested: NestedCalls | None = None
         retry = self.settings.retry
         self.auto_retry = AutoRetry(self, RetryPolicy(retry.max_retries, retry.base_delay_ms, retry.max_delay_ms,
                                                       retry.enabled))
@@ -604,7 +607,17 @@ class AgentSession:
         )
 
     def _tool_context(self, call_id: str, signal: AbortSignal, on_update: Callable[[ToolResult], object]) -> ToolContext:
-        return ToolContext(call_id, self.cwd, signal, on_update, env=self.process_env(), session=self.ctx)
+        return ToolContext(call_id, self.cwd, signal, on_update, env=self.process_env(), session=self.ctx,
+                           nested=self.nested_calls)
+
+    @property
+    def nested_calls(self) -> NestedCalls:
+        """Calls tools make to other tools (``ToolContext.execute_tool``); made on first use."""
+        if self._nested is None:
+            from .nested_calls import NestedCalls
+
+            self._nested = NestedCalls(self)
+        return self._nested
 
     async def _prompt_messages(self, text: str, images: list[ImageContent]) -> list[Any]:
         start = await self._before_agent_start(BeforeAgentStartEvent(text, images, self._system_text))
@@ -696,6 +709,8 @@ class AgentSession:
         return await self.wiring.transform_context(messages, signal)
 
     async def _on_agent_event(self, event: Any) -> None:
+        if self._nested is not None:
+            self._record_nested(event)
         if isinstance(event, AgentEndEvent):
             last = self.agent.messages[-1] if self.agent.messages else None
             event.will_retry = self.auto_retry.will_retry(last) or self.compactor.will_recover_overflow(last)
@@ -706,6 +721,18 @@ class AgentSession:
             self.persist(event.message)
             if getattr(event.message, "stop_reason", "error") not in ("error", "length"):
                 self.compactor.answer_succeeded()
+
+    def _record_nested(self, event: Any) -> None:
+        """The calls a tool made through ``execute_tool`` go on its result message, as pi records them."""
+        assert self._nested is not None
+        message = getattr(event, "message", None)
+        if isinstance(event, MessageStartEvent) and getattr(message, "role", None) == "toolResult" \
+                and getattr(event, "parent_tool_call_id", None) is None:
+            record = self._nested.take_record(message.tool_call_id)
+            if record is not None:
+                message.nested_calls = record
+        elif isinstance(event, AgentEndEvent):
+            self._nested.clear()
 
     def _queue_changed(self) -> None:
         event = QueueUpdateEvent([_text_of(m) for m in self.agent.steering],
