@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import statistics
 import subprocess
@@ -31,102 +30,13 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-WORDS = ("the of and to in is that it for on are as with be this have from or one had by word but "
-         "not what all were when your can said there use an each which she do how their if will up "
-         "other about out many then them these so some would make like into time has look two more "
-         "write go see number no way could people my than first water been call who its now find").split()
-
-
-def prose(rng: random.Random, n: int) -> str:
-    words = []
-    size = 0
-    while size < n:
-        word = rng.choice(WORDS)
-        words.append(word + ("\n" if rng.random() < 0.06 else ""))
-        size += len(word) + 1
-    return " ".join(words)
-
-
-def code(rng: random.Random, n: int) -> str:
-    lines, size = [], 0
-    while size < n:
-        indent = "    " * rng.randint(0, 3)
-        line = f"{indent}def {rng.choice(WORDS)}_{rng.randint(0, 99)}(x, y):  # {rng.choice(WORDS)} é"
-        lines.append(line)
-        size += len(line) + 1
-    return "\n".join(lines)
-
-
-def usage(rng: random.Random) -> dict:
-    i, o = rng.randint(1_000, 150_000), rng.randint(5, 2_000)
-    return {"input": i, "output": o, "cacheRead": rng.randint(0, i), "cacheWrite": 0, "reasoning": 0,
-            "totalTokens": i + o, "cost": {"input": i * 3e-6, "output": o * 1.5e-5, "cacheRead": 0,
-                                           "cacheWrite": 0, "total": i * 3e-6 + o * 1.5e-5,
-                                           "totalFromProvider": False}}
-
-
-def system_message(ts: int) -> dict:
-    tools = [{"name": n, "description": prose(random.Random(n), 300),
-              "parameters": {"type": "object", "required": ["path"],
-                             "properties": {"path": {"type": "string", "description": "file"}}}}
-             for n in ("read", "bash", "edit", "write", "grep", "find", "ls")]
-    return {"role": "system", "content": "", "sections": {"preamble": prose(random.Random(1), 2000),
-                                                          "tools": "tools", "cwd": "/home/user/p"},
-            "timestamp": ts, "toolsAdded": tools}
-
-
-def message(rng: random.Random, k: int, ts: int) -> dict:
-    if k % 40 == 1:
-        return {"role": "user", "content": [{"type": "text", "text": prose(rng, rng.randint(20, 600))}],
-                "timestamp": ts}
-    if k % 2 == 0:
-        content: list[dict] = []
-        if rng.random() < 0.3:
-            content.append({"type": "thinking", "thinking": prose(rng, rng.randint(50, 400)),
-                            "thinkingSignature": os.urandom(rng.randint(100, 300)).hex()})
-        if rng.random() < 0.5:
-            content.append({"type": "text", "text": prose(rng, rng.randint(20, 300))})
-        content.append({"type": "toolCall", "id": f"call_{rng.getrandbits(64):016x}",
-                        "name": rng.choice(["read", "bash", "edit", "write"]),
-                        "arguments": {"path": f"src/{rng.choice(WORDS)}.py",
-                                      "oldText": code(rng, rng.randint(0, 160)),
-                                      "newText": code(rng, rng.randint(0, 160))}})
-        return {"role": "assistant", "content": content, "api": "anthropic-messages",
-                "provider": "anthropic", "model": "claude-sonnet-4-5", "usage": usage(rng),
-                "stopReason": "toolUse", "timestamp": ts, "responseId": f"msg_{rng.getrandbits(64):x}",
-                "durationMs": rng.randint(300, 9_000)}
-    return {"role": "toolResult", "toolCallId": f"call_{rng.getrandbits(64):016x}", "toolName": "read",
-            "content": [{"type": "text", "text": code(rng, int(rng.expovariate(1 / 1_000)))}],
-            "isError": rng.random() < 0.05, "durationMs": rng.randint(1, 900), "timestamp": ts}
+sys.path.insert(0, str(HERE))
+from gen_session import generate as _generate  # noqa: E402
 
 
 def generate(path: Path, entries: int, seed: int = 3) -> None:
-    """A linear session (the whole file is on the path) with a few side branches and extras."""
-    from pi_core.session.ids import iso_from_ms
-    from pi_core.session.jsonfmt import dumps
-
-    rng = random.Random(seed)
-    ms = 1_790_000_000_000
-    header = {"type": "session", "version": 3, "id": "01a20000-0000-7000-8000-000000000000",
-              "timestamp": iso_from_ms(ms), "cwd": "/home/user/project"}
-    with open(path, "w", encoding="utf-8") as out:
-        out.write(dumps(header) + "\n")
-        parent = None
-        for k in range(entries):
-            ms += rng.randint(5, 3_000)
-            entry = {"type": "message", "id": f"{k:08x}", "parentId": parent,
-                     "timestamp": iso_from_ms(ms)}
-            if k == 0:
-                entry["message"] = system_message(ms)
-            elif k % 997 == 0:
-                entry = {**entry, "type": "label", "targetId": parent, "label": "checkpoint"}
-            elif k % 499 == 0:
-                entry = {"type": "custom", "customType": "plugin.state", "data": {"k": k},
-                         **{x: entry[x] for x in ("id", "parentId", "timestamp")}}
-            else:
-                entry["message"] = message(rng, k, ms)
-            out.write(dumps(entry) + "\n")
-            parent = entry["id"]
+    """A linear session (the whole file is on the path): ``gen_session.py --linear``."""
+    _generate(path, entries, seed, linear=True)
 
 
 # ---------------------------------------------------------------------------------------------

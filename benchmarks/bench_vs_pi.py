@@ -1,6 +1,7 @@
 """Long sessions, the turn loop, streaming, listing and start-up: this pi against the TypeScript pi 1.6.
 
     python benchmarks/bench_vs_pi.py [--runs 5] [--cases open10k,open100k,...] [--ts PATH | --no-ts]
+                                     [--baseline OTHER_BUILD/bin/pi] [--json OUT]
 
 Every figure is a whole process as a user runs it (``pi ... -p``), wall time measured here around the
 child and peak RSS as ``/usr/bin/time`` reports it, medians of ``--runs`` runs (the two programs
@@ -148,6 +149,10 @@ def compare(label: str, programs: list[Program], measure: Measure, runs: int) ->
         out["ratio_wall"] = out["python"]["wall_s"] / out["ts"]["wall_s"]
         out["ratio_rss"] = out["python"]["rss_mb"] / out["ts"]["rss_mb"]
         line += f" | ratio {out['ratio_wall']:.2f}x wall, {out['ratio_rss']:.2f}x memory"
+        if "before" in out:
+            out["before_ratio_wall"] = out["before"]["wall_s"] / out["ts"]["wall_s"]
+            out["before_ratio_rss"] = out["before"]["rss_mb"] / out["ts"]["rss_mb"]
+            line += f" (before: {out['before_ratio_wall']:.2f}x, {out['before_ratio_rss']:.2f}x)"
     print(line, flush=True)
     return out
 
@@ -212,12 +217,13 @@ console.log(infos.length, (performance.now() - t) / 1000);
 """
 
 
-def list_case(folder: Path, ts: Path | None, count: int) -> Measure:
+def list_case(folder: Path, ts: Path | None, count: int, python: str) -> Measure:
     calls: dict[str, list[float]] = {}
 
     def measure(program: Program) -> tuple[float, float]:
-        if program.name == "python":
-            argv = [sys.executable, "-c", LIST_PY, "/home/user/project", str(folder)]
+        if program.name in ("python", "before"):
+            interpreter = python if program.name == "python" else str(Path(program.argv[0]).parent / "python")
+            argv = [interpreter, "-c", LIST_PY, "/home/user/project", str(folder)]
         else:
             assert ts is not None
             index = ts.resolve().parents[1] / "index.js"
@@ -255,6 +261,7 @@ def main() -> None:
     parser.add_argument("--pi", type=Path, default=Path(sys.executable).parent / "pi")
     parser.add_argument("--dir", type=Path, default=HERE / "out" / "vs_pi")
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--baseline", type=Path, help="another build of this pi to run alongside (\"before\")")
     args = parser.parse_args()
     cases = [c for c in args.cases.split(",") if c]
     unknown = set(cases) - set(ALL_CASES)
@@ -275,6 +282,8 @@ def main() -> None:
     results: dict[str, Any] = {"runs": args.runs, "python": sys.version.split()[0]}
     try:
         programs = [Program("python", [str(args.pi)], scratch, server, None)]
+        if args.baseline:
+            programs.append(Program("before", [str(args.baseline)], scratch, server, None))
         if ts is not None:
             programs.append(Program("ts", [str(ts)], scratch, server, str(ts.parent)))
         print(f"runs per figure: {args.runs}; programs: {', '.join(p.name for p in programs)}", flush=True)
@@ -293,6 +302,9 @@ def main() -> None:
                     if ts is not None:
                         row["ratio"] = row["python_per_turn_ms"] / row["ts_per_turn_ms"]
                         line += f" | ratio {row['ratio']:.2f}x"
+                        if args.baseline:
+                            row["before_ratio"] = row["before_per_turn_ms"] / row["ts_per_turn_ms"]
+                            line += f" (before: {row['before_ratio']:.2f}x)"
                     print(line, flush=True)
                     results[case] = row
                 else:
@@ -302,7 +314,7 @@ def main() -> None:
             elif case == "stream":
                 results[case] = compare("stream", programs, stream_case(server), args.runs)
             elif case == "list":
-                measure = list_case(args.dir / "many", ts, 1_000)
+                measure = list_case(args.dir / "many", ts, 1_000, str(args.pi.parent / "python"))
                 results[case] = compare("list 1,000", programs, measure, args.runs)
                 for name, calls in measure.calls.items():  # type: ignore[attr-defined]
                     results[case][name]["call_s"] = statistics.median(calls[1:])
@@ -313,7 +325,11 @@ def main() -> None:
                 row = compare("pi -p", programs, print_case(server), args.runs)
                 row["floor_s"] = floor["python"]["wall_s"]
                 row["ratio_to_floor"] = row["python"]["wall_s"] / row["floor_s"]
-                print(f"pi -p / floor: {row['ratio_to_floor']:.2f}x", flush=True)
+                extra = ""
+                if args.baseline:
+                    row["before_ratio_to_floor"] = row["before"]["wall_s"] / row["floor_s"]
+                    extra = f" (before: {row['before_ratio_to_floor']:.2f}x)"
+                print(f"pi -p / floor: {row['ratio_to_floor']:.2f}x{extra}", flush=True)
                 results[case] = row
     finally:
         server.close()

@@ -105,7 +105,7 @@ async def create_agent_session(
     # --session-dir, then $PI_CODING_AGENT_SESSION_DIR, then the sessionDir setting (pi's order)
     env_dir = os.environ.get("PI_CODING_AGENT_SESSION_DIR")
     manager = _session_manager(root, session, session_dir or (None if env_dir else config.session_dir_path))
-    resumed = bool(manager.raw_entries())
+    resumed = manager.entry_count() > 0
     active = _active_tools(host, config, tools, toolset, exclude_tools, no_tools)
     level = thinking_level or _restored_level(manager) or config.default_thinking_level or "off"
     loader = ResourceLoader(root, agent, config, system_prompt, append_system_prompt, resources or ResourceOptions(),
@@ -117,7 +117,7 @@ async def create_agent_session(
         thinking_level=level, mode=mode, ui=ui, settings=config, models=models, flags=flags,
         scoped_models=[_choose_model(models, config, m, None) for m in scoped_models],
     )
-    if not manager.raw_entries():
+    if not manager.entry_count():
         manager.append_model_change(chosen.provider, chosen.id)
         manager.append_thinking_level_change(level)
     await agent_session.start("resume" if resumed else "startup")
@@ -204,7 +204,7 @@ def find_session(cwd: Path, choice: str, session_dir: Any = None) -> Path:
 
 
 def _restored_level(manager: Any) -> str | None:
-    if not manager.raw_entries():
+    if not manager.entry_count():
         return None
     return manager.build_session_context().thinking_level
 

@@ -32,11 +32,12 @@ MODEL_CHANGE = 10
 THINKING_CHANGE = 11
 LABEL = 12
 SESSION_INFO = 13
+CUSTOM = 14  # plugin state (a ``custom`` entry): contributes nothing, found quickly by its kind
 PLAIN_MESSAGES = (MESSAGE, ASSISTANT, SYSTEM, USER)
 
 _BY_TYPE = {"custom_message": CUSTOM_MESSAGE, "branch_summary": BRANCH_SUMMARY,
             "compaction": COMPACTION, "context_edit": CONTEXT_EDIT, "model_change": MODEL_CHANGE,
-            "thinking_level_change": THINKING_CHANGE, "label": LABEL, "session_info": SESSION_INFO}
+            "thinking_level_change": THINKING_CHANGE, "label": LABEL, "session_info": SESSION_INFO, "custom": CUSTOM}
 _BY_ROLE = {"assistant": ASSISTANT, "system": SYSTEM, "user": USER}
 _LIST_CONTENT_ROLES = frozenset({"user", "assistant", "toolResult"})
 _ROLE_CODE = {role: _BY_ROLE.get(role, MESSAGE) for role in KNOWN_ROLES}

@@ -38,7 +38,7 @@ from .listing import SessionInfo
 from .locations import default_session_dir, resolve_session_dir, session_file_name
 from .messages import agent_message
 from .migrate import migrate, needs_migration
-from .index import ASSISTANT, LABEL, ODD_MESSAGE, OTHER, SESSION_INFO, USER, TreeIndex
+from .index import ASSISTANT, CUSTOM, LABEL, ODD_MESSAGE, OTHER, SESSION_INFO, USER, TreeIndex
 from .projection import SessionContext, current_system_message, project
 from .scan import Diagnostic, FileReader, RecordStore, Scan, scan_session_file
 from .store import (
@@ -54,7 +54,7 @@ from .tree import SessionTreeNode, build_tree
 
 Raw = dict[str, Any]
 log = logging.getLogger("pi_core.session")
-_QUIET = (OTHER, LABEL, SESSION_INFO)  # entries that change nothing the model sees
+_QUIET = (OTHER, CUSTOM, LABEL, SESSION_INFO)  # entries that change nothing the model sees
 _CONVERSATION_ROLES = ("user", "assistant")
 _EDITABLE_ROLES = ("user", "assistant", "toolResult")
 _SYNTHESIZED_ROLES = ("branchSummary", "compactionSummary")
@@ -671,6 +671,10 @@ class SessionManager:
         """Every entry in file order, typed (each is validated now: use :meth:`raw_entries` in bulk)."""
         return [entry_from_json(raw) for raw in self.raw_entries()]
 
+    def entry_count(self) -> int:
+        """How many entries the session holds (without reading any of them)."""
+        return len(self._tree)
+
     def raw_entries(self) -> list[Raw]:
         """Every entry in file order as stored (header excluded)."""
         return [e for e in self._tree.records if e.get("type") != "session"]
@@ -694,6 +698,23 @@ class SessionManager:
     def get_branch(self, from_id: str | None = None) -> list[Any]:
         """The typed entries from the root to ``from_id`` (default: the leaf)."""
         return [entry_from_json(raw) for raw in self.get_raw_branch(from_id)]
+
+    def get_custom_entries(self, custom_type: str | None = None, *, branch: bool = True) -> list[Raw]:
+        """Plugin state: the ``custom`` entries (of ``custom_type``, if given) on the current branch (or,
+        with ``branch=False``, in the whole file), oldest first, as stored.
+
+        Cheap on a long session — only these entries are read — where filtering :meth:`get_branch`
+        types every entry of the branch first.
+        """
+        tree = self._tree
+        kinds = tree.kinds
+        if branch:
+            leaf = tree.position.get(self._leaf) if self._leaf is not None else None
+            positions = [at for at in tree.path(leaf) if kinds[at] == CUSTOM]
+        else:
+            positions = list(tree.positions_of(CUSTOM))
+        entries = [tree.entries[at] for at in positions]
+        return [e for e in entries if custom_type is None or e.get("customType") == custom_type]
 
     def get_raw_branch(self, from_id: str | None = None) -> list[Raw]:
         start = from_id if from_id is not None else self._leaf

@@ -31,6 +31,7 @@ from .index import (
     CONTEXT_EDIT,
     MODEL_CHANGE,
     ODD_MESSAGE,
+    CUSTOM,
     OTHER,
     PLAIN_MESSAGES,
     SYSTEM,
@@ -44,7 +45,7 @@ _EDITABLE_ROLES = frozenset({"user", "assistant", "toolResult", "custom"})
 _BLOCK_ROLES = frozenset({"assistant", "toolResult"})
 _LIST_CONTENT_ROLES = frozenset({"user", "assistant", "toolResult"})
 _MISSING: Any = object()
-_SILENT = (OTHER, CONTEXT_EDIT, MODEL_CHANGE, THINKING_CHANGE)
+_SILENT = (OTHER, CUSTOM, CONTEXT_EDIT, MODEL_CHANGE, THINKING_CHANGE)
 
 
 class ModelRef(PiModel):

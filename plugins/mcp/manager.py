@@ -329,11 +329,11 @@ def loaded_on_branch(ctx: Any) -> list[str]:
     """Tools ``tool_search`` loaded on this branch (its ``tool_search`` entries): they are declared in the
     first request, so their servers are waited for like servers with ``direct`` tools."""
     try:
-        branch = ctx.session.get_branch()
+        entries = ctx.session.get_custom_entries("tool_search")  # only these are read, not the whole branch
     except Exception:  # noqa: BLE001 - no session view: nothing recorded
         return []
-    return [n for e in branch if getattr(e, "type", None) == "custom" and getattr(e, "custom_type", None) == "tool_search"
-            for n in (getattr(e, "data", None) or {}).get("loaded", []) if isinstance(n, str)]
+    return [n for e in entries if isinstance(e.get("data"), dict)
+            for n in e["data"].get("loaded") or [] if isinstance(n, str)]
 
 
 def _settle(future: asyncio.Future[None] | None) -> None:

@@ -81,14 +81,14 @@ def register_tools(register: Any) -> None:
 def _loaded_on_branch(ctx: Any) -> list[str]:
     """Tool names ``tool_search`` loaded on the current branch, oldest first."""
     try:
-        branch = ctx.session.get_branch()
+        entries = ctx.session.get_custom_entries(ENTRY_TYPE)  # only these are read, not the whole branch
     except Exception:  # noqa: BLE001 - no session view: nothing recorded
         return []
     names: list[str] = []
-    for entry in branch:
-        if getattr(entry, "type", None) == "custom" and getattr(entry, "custom_type", None) == ENTRY_TYPE:
-            data = getattr(entry, "data", None) or {}
-            names += [n for n in data.get("loaded", []) if isinstance(n, str)]
+    for entry in entries:
+        data = entry.get("data")
+        if isinstance(data, dict):
+            names += [n for n in data.get("loaded") or [] if isinstance(n, str)]
     return list(dict.fromkeys(names))
 
 
@@ -126,7 +126,10 @@ def session_tree(event: Any, ctx: Any) -> None:
 
 
 @hookimpl
-def context(event: Any, ctx: Any) -> None:
-    """Before each request: declare recorded tools that were registered since (a server connected)."""
+def turn_start(event: Any, ctx: Any) -> None:
+    """Before each request: declare recorded tools that were registered since (a server connected).
+
+    (``turn_start``, not ``context``: a ``context`` handler makes every request copy the conversation.)
+    """
     if ctx is not None and _pending.get(ctx):
         _activate_pending(ctx)

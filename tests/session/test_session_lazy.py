@@ -142,3 +142,18 @@ def test_a_broken_line_in_the_middle_is_skipped_and_linked_around(tmp_path: Path
     assert view.get_raw_branch()[0]["message"]["role"] == "system"  # the path still reaches the root
     view.close()
     assert file.read_bytes() == original  # the bad line stays on disk untouched
+
+
+def test_custom_entries_are_found_without_reading_the_branch(tmp_path: Path) -> None:
+    written, _ = build(tmp_path)
+    written.append_custom_entry("other.plugin", {"x": 1})
+    written.close()
+    reopened = SessionManager.open(written.session_file, read_only=True)
+    records = reopened._tree.records  # noqa: SLF001 - what was parsed is the point of this test
+    found = reopened.get_custom_entries("plugin.state")
+    assert [e["data"] for e in found] == [{"n": 5}]
+    assert [e["customType"] for e in reopened.get_custom_entries()] == ["plugin.state", "other.plugin"]
+    assert sum(records.is_loaded(n) for n in range(len(records))) <= 5
+    reopened.branch(reopened.raw_entries()[3]["id"])  # before the entry: not on this branch
+    assert reopened.get_custom_entries("plugin.state") == []
+    assert len(reopened.get_custom_entries("plugin.state", branch=False)) == 1
