@@ -83,7 +83,7 @@ def damage(data: bytes, how: str, draw: st.DataObject) -> bytes:
     elif how == "retype":  # a field of the wrong type, as hand edits and other tools leave
         try:
             record = json.loads(lines[n])
-        except ValueError:
+        except (ValueError, RecursionError):
             record = None
         if not isinstance(record, dict):
             return b"\n".join(lines)
