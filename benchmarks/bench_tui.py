@@ -80,6 +80,62 @@ def ready(app: PtyApp) -> bool:
     return any("fake-model" in row for row in rows[-4:]) and any(row.strip() for row in rows[:-4])
 
 
+class RawPty:
+    """A program in a pty whose output is only read, not interpreted (interpreting megabytes of
+    transcript would make the harness the bottleneck). Cursor position requests get an answer."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path) -> None:
+        import fcntl
+        import struct
+        import subprocess
+        import termios
+
+        master, slave = os.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", LINES, COLUMNS, 0, 0))
+        self.master = master
+        self.tail = b""
+        self.last_output = time.perf_counter()
+        self.proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=subprocess.DEVNULL, cwd=cwd, env=env,
+                                     start_new_session=True, close_fds=True)
+        os.close(slave)
+
+    def pump(self, timeout: float) -> bool:
+        import select
+
+        ready, _, _ = select.select([self.master], [], [], timeout)
+        if not ready:
+            return True
+        try:
+            data = os.read(self.master, 1 << 20)
+        except OSError:
+            return False
+        if not data:
+            return False
+        self.last_output = time.perf_counter()
+        for _ in range(data.count(b"\x1b[6n")):
+            os.write(self.master, f"\x1b[{LINES};1R".encode())
+        self.tail = (self.tail + data)[-8192:]
+        return True
+
+    def wait_ready(self, marker: bytes, quiet: float = 0.5, timeout: float = 120) -> float:
+        """The time of the last output before ``quiet`` seconds of silence with ``marker`` drawn last."""
+        deadline = time.perf_counter() + timeout
+        while time.perf_counter() < deadline:
+            if not self.pump(0.02):
+                raise RuntimeError(f"the program ended: {self.tail[-2000:]!r}")
+            if marker in self.tail[-3000:] and time.perf_counter() - self.last_output >= quiet:
+                return self.last_output
+        raise RuntimeError(f"not ready: {self.tail[-2000:]!r}")
+
+    def close(self) -> None:
+        import signal
+
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(5)
+        os.close(self.master)
+
+
 def resume_case(program: Program, file: Path) -> float:
     copy = program.home / "session.jsonl"
     with file.open("rb") as source, copy.open("wb") as target:
@@ -88,10 +144,10 @@ def resume_case(program: Program, file: Path) -> float:
         target.write(json.dumps(header, separators=(",", ":")).encode() + b"\n")
         shutil.copyfileobj(source, target)
     start = time.perf_counter()
-    app = program.start(["--session", str(copy)])
+    app = RawPty([*program.argv, "--provider", "fake", "--model", "fake-model", "--session", str(copy)],
+                 program.env, program.work)
     try:
-        app.wait_for(lambda: ready(app), timeout=120)
-        return time.perf_counter() - start
+        return app.wait_ready(b"fake-model") - start
     finally:
         app.close()
 
@@ -154,13 +210,13 @@ def main() -> None:
     server = Server(scratch)
     programs = [Program("python", [str(Path(sys.executable).with_name("pi"))], scratch, server, None)]
     if not args.no_ts and args.ts.exists():
-        programs.append(Program("ts", [str(args.ts)], scratch, server, str(args.ts.parent.parent / "node" / "bin")))
+        programs.append(Program("ts", [str(args.ts)], scratch, server, str(args.ts.parent)))  # node 22 beside it
     results: dict[str, Any] = {}
     try:
         cases = args.cases.split(",")
         files = {}
         if "resume" in cases:
-            files["resume"] = _session(args.dir / "half-mb.jsonl", 0.5)
+            files["resume"] = _small_entries(args.dir / "half-mb.jsonl", 2_800)
         if "resume100m" in cases:
             files["resume100m"] = _session(args.dir / "hundred-mb.jsonl", 100)
         for case in cases:
@@ -176,6 +232,46 @@ def main() -> None:
     finally:
         server.close()
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _small_entries(path: Path, lines: int) -> Path:
+    """A linear session of ``lines`` lines of everyday size (~190 bytes): prompts, short markdown
+    answers with a tool call now and then, small results."""
+    if not path.exists():
+        from pi_core.session.jsonfmt import dumps
+
+        ms = 1_790_000_000_000
+        rows = [{"type": "session", "version": 3, "id": "01a20000-0000-7000-8000-000000002800",
+                 "timestamp": "2026-09-21T12:00:00.000Z", "cwd": "/home/user/project"}]
+        parent = None
+        usage = {"input": 900, "output": 40, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 940,
+                 "cost": {"input": 0.0009, "output": 0.00008, "cacheRead": 0, "cacheWrite": 0, "total": 0.00098}}
+        for n in range(lines - 1):
+            kind = n % 4
+            if kind == 0:
+                message: dict[str, Any] = {"role": "user", "content": [{"type": "text", "text": f"step {n}: fix it"}],
+                                           "timestamp": ms + n}
+            elif kind == 1:
+                message = {"role": "assistant", "content": [
+                    {"type": "text", "text": f"Checking **step {n}**."},
+                    {"type": "toolCall", "id": f"c{n}", "name": "read", "arguments": {"path": f"src/m{n % 9}.py"}}],
+                    "api": "openai-completions", "provider": "fake", "model": "fake-model", "usage": usage,
+                    "stopReason": "toolUse", "timestamp": ms + n}
+            elif kind == 2:
+                message = {"role": "toolResult", "toolCallId": f"c{n - 1}", "toolName": "read",
+                           "content": [{"type": "text", "text": "def f():\n    return 1\n"}], "isError": False,
+                           "timestamp": ms + n}
+            else:
+                message = {"role": "assistant", "content": [{"type": "text", "text": "Done: `f` returns 1."}],
+                           "api": "openai-completions", "provider": "fake", "model": "fake-model", "usage": usage,
+                           "stopReason": "stop", "timestamp": ms + n}
+            entry_id = f"{n:08x}"
+            rows.append({"type": "message", "id": entry_id, "parentId": parent,
+                         "timestamp": "2026-09-21T12:00:00.000Z", "message": message})
+            parent = entry_id
+        path.write_text("".join(dumps(r) + "\n" for r in rows))
+    print(f"{path.name}: {path.stat().st_size / 1024 / 1024:.2f} MB, {sum(1 for _ in path.open('rb'))} lines")
+    return path
 
 
 def _session(path: Path, megabytes: float) -> Path:

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.timeout(60)
 
 
 def start(tmp_path: Path, turns: list[dict[str, Any]] | None = None, *, env: dict[str, str] | None = None,
-          **script: Any) -> PtyApp:
+          columns: int = 80, **script: Any) -> PtyApp:
     (tmp_path / "project").mkdir(exist_ok=True)
     (tmp_path / "project" / "notes.txt").write_text("one\ntwo\n")
     config = {"cwd": str(tmp_path / "project"), "agent_dir": str(tmp_path / "agent"),
@@ -30,7 +30,7 @@ def start(tmp_path: Path, turns: list[dict[str, Any]] | None = None, *, env: dic
     child_env.update({"TERM": "xterm", "PI_CODING_AGENT_DIR": str(tmp_path / "agent"), "PI_NO_OSC52": "1"},
                      **(env or {}))
     app = PtyApp([sys.executable, str(DRIVER), str(path)], env=child_env, cwd=tmp_path / "project",
-                 stderr=tmp_path / "stderr.txt")
+                 stderr=tmp_path / "stderr.txt", columns=columns)
     app.wait_for(lambda: "thinking" in app.display()[-1], 30)  # the editor and its footer are up
     app.settle(0.2)
     return app
@@ -266,6 +266,24 @@ def test_new_and_resume(running, tmp_path: Path) -> None:
         ["shutdown new", "shutdown resume", "shutdown quit"]
 
 
+def test_footer_shows_folder_branch_tokens_cost_context_and_model(running, tmp_path: Path) -> None:
+    (tmp_path / "project").mkdir(exist_ok=True)
+    (tmp_path / "project" / ".git").mkdir(exist_ok=True)
+    (tmp_path / "project" / ".git" / "HEAD").write_text("ref: refs/heads/feature/footer\n")
+    app = running(columns=200)
+    rows = app.display()
+    assert rows[-2].endswith("project (feature/footer)")
+    assert rows[-1].startswith("0.0%/200k (auto)") and rows[-1].endswith("(faux) faux-1 • thinking off")
+    app.type("/name footer work")
+    app.wait_for(lambda: app.display()[-2].endswith("(feature/footer) • footer work"))
+    app.type("hello there")
+    app.wait_for("echo: hello there")
+    app.settle()
+    stats = app.display()[-1]
+    assert re.match(r"↑\d+ ↓\d+ 0\.\d%/200k \(auto\) +\(faux\) faux-1 • thinking off$", stats), stats
+    quit_app(app)
+
+
 def test_no_color_sends_no_colours(running) -> None:
     app = running(env={"NO_COLOR": "1"})
     app.type("hello")
@@ -310,7 +328,7 @@ def test_help_tools_thinking_and_copy(running, tmp_path: Path) -> None:
     assert re.search(r"● slow +waits until aborted", app.text())
     app.type("/thinking high")
     app.wait_for("Thinking level: high")
-    app.wait_for(lambda: "thinking high" in app.display()[-1])
+    app.wait_for(lambda: "faux-1 • high" in app.display()[-1])  # pi's footer: model • level
     app.type("/thinking loud")
     app.wait_for("Unknown thinking level 'loud'")
     app.type("/copy")
@@ -369,7 +387,7 @@ def test_plugin_widgets_and_editor_text(running) -> None:
     editor = next(i for i, row in enumerate(screen) if row.startswith("› prefilled by a plugin"))
     assert screen[editor - 2:editor] == ["TODO: write docs", "TODO: ship"]
     below = next(i for i, row in enumerate(screen) if row == "below the editor")
-    assert below > editor and "thinking" in screen[below + 1]
+    assert below > editor and "project" in screen[below + 1] and "thinking" in screen[below + 2]
     app.send("\r")  # the prefilled text is sent like typed text
     app.wait_for("echo: prefilled by a plugin")
     quit_app(app)
@@ -408,3 +426,44 @@ def test_compact_tree_fork_and_clone_commands(running, tmp_path: Path) -> None:
     original = next(f for f in files if '"compaction"' in f.read_text())
     kinds = [json.loads(line)["type"] for line in original.read_text().splitlines()]
     assert "compaction" in kinds and "branch_summary" in kinds
+
+
+def _long_session(path: Path, turns: int) -> None:
+    rows: list[dict[str, Any]] = [{"type": "session", "version": 3, "id": "01a20000-0000-7000-8000-000000000001",
+                                   "timestamp": "2026-09-21T12:00:00.000Z", "cwd": str(path.parent / "project")}]
+    parent = None
+    for n in range(turns * 2):
+        if n % 2 == 0:
+            message: dict[str, Any] = {"role": "user", "content": [{"type": "text", "text": f"question {n // 2}"}],
+                                       "timestamp": 1_790_000_000_000 + n}
+        else:
+            message = {"role": "assistant", "content": [{"type": "text", "text": f"answer **{n // 2}**"}],
+                       "api": "x", "provider": "faux", "model": "faux-1", "stopReason": "stop",
+                       "usage": {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15,
+                                 "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0.001}},
+                       "timestamp": 1_790_000_000_000 + n}
+        rows.append({"type": "message", "id": f"{n:08x}", "parentId": parent,
+                     "timestamp": "2026-09-21T12:00:00.000Z", "message": message})
+        parent = f"{n:08x}"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def test_resuming_a_long_session_shows_the_tail_and_history_on_demand(running, tmp_path: Path) -> None:
+    (tmp_path / "sessions").mkdir()
+    file = tmp_path / "sessions" / "long.jsonl"
+    _long_session(file, 1500)  # 3,000 messages
+    app = running(session=str(file))
+    text = app.text()
+    assert "answer 1499" in text and "question 1499" in text
+    assert "question 10\n" not in text + "\n"
+    assert "2,970 earlier messages (/history shows them)" in text
+    app.type("/history 4")
+    app.wait_for("Earlier messages 2,967-2,970 of the session:")
+    app.wait_for("(end of the earlier messages)")
+    text = app.text()
+    assert text.index("question 1483") < text.index("answer 1484") < text.index("(end of the earlier messages)")
+    assert "question 1482" not in text
+    app.type("and now")
+    app.wait_for("echo: and now")
+    quit_app(app)
+    assert json.loads(file.read_text().splitlines()[-1])["message"]["content"][0]["text"] == "echo: and now"

@@ -296,5 +296,5 @@ def test_command_parsing_and_model_matching() -> None:
 
 
 def test_token_counts_as_the_footer_shows_them() -> None:
-    assert [format_tokens(n) for n in (950, 1000, 12_345, 200_000, 1_500_000)] == \
-        ["950", "1k", "12.3k", "200k", "1.5M"]
+    assert [format_tokens(n) for n in (950, 1000, 1_234, 12_345, 200_000, 1_500_000, 12_500_000)] == \
+        ["950", "1k", "1.2k", "12k", "200k", "1.5M", "13M"]  # pi's rounding

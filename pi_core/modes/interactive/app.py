@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from .commands import BUILTINS, BuiltinCommand, all_commands, parse
+from . import history as _history  # noqa: F401  (registers /history)
 from .dialogs import LineDialogs, TerminalDialogs
 from .footer import footer_rows
 from .keybindings import Keymap
@@ -143,6 +144,7 @@ class InteractiveApp:
         self._line_waiters: deque[asyncio.Future[str | None]] = deque()
         self._reading = False
         self._last_escape = 0.0
+        self._branch: Any = None
         self._pending_command: str | None = None
         self._draft_after_command = ""
         self.keymap = Keymap.load(getattr(session.host, "agent_dir", None))
@@ -222,8 +224,7 @@ class InteractiveApp:
         self._loop = asyncio.get_running_loop()
         self._attach(self.session)
         self._header()
-        if self.session.messages:
-            self.renderer.replay(list(self.session.messages))
+        self._show_history()
         restore = self._install_sigint()
         try:
             if initial_prompt and initial_prompt.strip():
@@ -274,7 +275,9 @@ class InteractiveApp:
             if self._unsubscribe is not None:
                 self._unsubscribe()
             if isinstance(self.output, TerminalOutput):
-                await self.output.flush()
+                # a flush begun just before the editor went away may never be answered: don't wait on it
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(self.output.flush(), 1.0)
                 self.output.flush_now()
             self._print_resume_hint()
 
@@ -413,12 +416,21 @@ class InteractiveApp:
         except SwitchCancelled as exc:
             self.renderer.notice(f"Not switched: {exc}", "warning")
             return False
-        self.renderer.stats = type(self.renderer.stats)()
         self._attach(new)
         self._header()
-        if new.messages:
-            self.renderer.replay(list(new.messages))
+        self._show_history()
         return True
+
+    def _show_history(self) -> None:
+        """The tail of the conversation, and the footer's totals for the whole of it."""
+        from .footer import GitBranch
+        from .render import Stats
+
+        messages = list(self.session.messages)
+        if messages:
+            self.renderer.replay(messages)
+        self.renderer.stats = Stats.of(messages)
+        self._branch = GitBranch(self.session.cwd)
 
     # -- keys ----------------------------------------------------------------------------------
 
@@ -793,8 +805,10 @@ class InteractiveApp:
     def _footer(self) -> Any:
         from prompt_toolkit.formatted_text import ANSI
 
+        compaction = getattr(getattr(self.session, "settings", None), "compaction", None)
         rows = footer_rows(self.palette, self.session, self.renderer.stats, self.statuses, self.hint,
-                           self._width() or 80)
+                           self._width() or 80, branch=self._branch.get() if self._branch else None,
+                           auto_compact=bool(getattr(compaction, "enabled", True)))
         return ANSI("\n".join([*self._widget_rows("belowEditor"), *rows]))
 
     # -- the line loop (no terminal) -------------------------------------------------------------

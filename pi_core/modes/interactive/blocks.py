@@ -95,7 +95,8 @@ def _details(result: Any) -> Any:
 
 
 def preview(palette: Palette, tool: str, result: Any, width: int | None, *, failed: bool = False,
-            lines: int | None = None, expanded: bool = False, args: dict[str, Any] | None = None) -> list[str]:
+            lines: int | None = None, expanded: bool = False, args: dict[str, Any] | None = None,
+            highlight: bool = True) -> list[str]:
     """Indented lines of the result: everything when ``expanded``; else the first lines of a file or
     listing, the last lines of anything else (a command's output), and a row saying what is hidden.
     An edit shows its diff (changed words marked), ``read`` and ``write`` the file highlighted."""
@@ -113,7 +114,7 @@ def preview(palette: Palette, tool: str, result: Any, width: int | None, *, fail
     room = max((width or 10_000) - 4, 10)
     if diff:
         styled = diff_rows(palette, rows)
-    elif tool in ("read", "write") and path and not failed:
+    elif tool in ("read", "write") and path and not failed and highlight:
         styled = _highlighted(palette, rows, start, stop, path)
     else:
         styled = None
@@ -223,12 +224,14 @@ def _row_style(palette: Palette, row: str, failed: bool) -> str:
 
 
 def tool_block(palette: Palette, tool: str, args: dict[str, Any] | None, result: Any, width: int | None, *,
-               failed: bool = False, expanded: bool = False, duration: float | None = None) -> list[str]:
+               failed: bool = False, expanded: bool = False, duration: float | None = None,
+               highlight: bool = True) -> list[str]:
     """A finished call, as printed once into the scrollback (``duration``: "Took 4.2s")."""
     head = header(palette, tool, args, width, failed=failed)
     if duration is not None and duration >= 0.1:
         head = f"{head}  {palette('Took ' + format_duration(duration), 'gray')}"
-    return [head, *preview(palette, tool, result, width, failed=failed, expanded=expanded, args=args)]
+    return [head, *preview(palette, tool, result, width, failed=failed, expanded=expanded, args=args,
+                           highlight=highlight)]
 
 
 __all__ = ["PREVIEW_LINES", "TAIL_LINES", "diff_rows", "format_duration", "header", "preview", "result_text", "summarize_args", "tool_block"]

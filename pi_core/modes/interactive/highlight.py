@@ -62,7 +62,8 @@ def highlight_lines(palette: Palette, code: str, *, language: str | None = None,
     """``code`` as styled lines (one per source line), or ``None`` when no lexer fits."""
     if not palette.colour or len(code) > MAX_HIGHLIGHT_CHARS:
         return None
-    lexer = _lexer(language or None, filename or None)
+    suffix = "x" + filename[filename.rfind("."):] if filename and "." in filename.rsplit("/", 1)[-1] else filename
+    lexer = _lexer(language or None, suffix or None)  # cached by extension, not by every path
     if lexer is None:
         return None
     lines: list[str] = [""]

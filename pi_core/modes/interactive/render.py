@@ -32,6 +32,8 @@ class Output(Protocol):
         """The live region changed; redraw it when convenient."""
 
 
+REPLAY_MESSAGES = 30
+"""Messages of a resumed session printed at once (the rest on request: ``/history``)."""
 LIVE_TEXT_ROWS = 12
 """The most rows of the block being written that the live region shows (the rest is printed once
 the block is complete)."""
@@ -44,7 +46,11 @@ class Stats:
     context_tokens: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
     cost: float = 0.0
+    context_known: bool = True
+    """False after a compaction until the next answer reports its usage (the footer shows ``?``)."""
 
     def add(self, message: Any) -> None:
         usage = getattr(message, "usage", None)
@@ -53,9 +59,29 @@ class Stats:
         tokens = usage.input + usage.output + usage.cache_read + usage.cache_write
         if tokens:  # an aborted or failed reply without usage keeps the last known context size
             self.context_tokens = usage.total_tokens or tokens
+            self.context_known = True
         self.input_tokens += usage.input
         self.output_tokens += usage.output
+        self.cache_read += usage.cache_read
+        self.cache_write += usage.cache_write
         self.cost += float(usage.cost.total or 0)
+
+    @classmethod
+    def of(cls, messages: Iterable[Any]) -> Stats:
+        """The figures of a conversation so far (a resumed session); context from its last answer,
+        unknown when a compaction came after it."""
+        stats = cls()
+        for message in messages:
+            role = getattr(message, "role", None)
+            if role == "assistant" and getattr(message, "stop_reason", None) not in ("error", "aborted"):
+                stats.add(message)
+            elif role == "assistant":
+                usage = getattr(message, "usage", None)
+                if usage is not None:
+                    stats.cost += float(usage.cost.total or 0)
+            elif role == "compactionSummary":
+                stats.context_known = False
+        return stats
 
 
 @dataclass
@@ -172,6 +198,8 @@ class Renderer:
         self.expand_tools = False
         """Ctrl+O: tool results are printed whole instead of a few lines."""
         self._hidden_thinking: tuple[int, int] | None = None
+        self.hidden_history: list[Any] = []
+        self._replaying = False
         self._recent_tools: list[tuple[str, dict[str, Any], Any, bool, float | None]] = []
 
     # -- scrollback helpers --------------------------------------------------------------------
@@ -285,6 +313,8 @@ class Renderer:
         self.notice(f"Compacting the conversation ({event.reason})…")
 
     def _on_compaction_end(self, event: Any) -> None:
+        if not event.error_message and not event.aborted:
+            self.stats.context_known = False  # the next answer reports the new size
         if event.error_message:
             self.notice(f"Compaction failed: {event.error_message}", "error")
         elif event.aborted:
@@ -313,7 +343,8 @@ class Renderer:
             self.gap()
         self._recent_tools = [*self._recent_tools[-19:], (name, args, result, failed, duration)]
         self.scroll(blocks.tool_block(self.palette, name, args, result, self.width(), failed=failed,
-                                      expanded=self.expand_tools, duration=duration), "tool")
+                                      expanded=self.expand_tools, duration=duration,
+                                      highlight=not self._replaying), "tool")
 
     def toggle_tools_expanded(self) -> None:
         """Ctrl+O. The scrollback is printed once, so expanding prints the tool calls since the last
@@ -440,16 +471,45 @@ class Renderer:
 
     # -- history -------------------------------------------------------------------------------
 
-    def replay(self, messages: list[Any], limit: int = 60) -> None:
-        """Print an existing conversation (a resumed session), the last ``limit`` messages."""
+    def replay(self, messages: list[Any], limit: int = REPLAY_MESSAGES) -> None:
+        """Print an existing conversation (a resumed session): its last ``limit`` messages, and a row
+        saying how many earlier ones ``/history`` can show."""
         shown = [m for m in messages if getattr(m, "role", None) != "system"]
-        if len(shown) > limit:
-            self.notice(f"{self.palette.glyphs.ellipsis} {len(shown) - limit} earlier messages not shown")
-            shown = shown[-limit:]
+        self.hidden_history = shown[:-limit] if len(shown) > limit else []
+        if self.hidden_history:
+            count = len(self.hidden_history)
+            self.notice(f"{self.palette.glyphs.ellipsis} {count:,} earlier message{'s' if count != 1 else ''} "
+                        "(/history shows them)")
+        self._print_messages(shown[-limit:] if len(shown) > limit else shown, shown)
+
+    def history(self, count: int | None = None) -> int:
+        """Print the ``count`` messages before those :meth:`replay` showed (all when ``None``); returns
+        how many were printed. They come after the later ones in the scrollback, under a heading."""
+        hidden = self.hidden_history
+        if not hidden:
+            return 0
+        chosen = hidden if count is None or count >= len(hidden) else hidden[-count:]
+        first = len(hidden) - len(chosen) + 1
+        self.print_block([self.palette(f"Earlier messages {first:,}-{len(hidden):,} of the session:", "bold")])
+        self._print_messages(chosen, hidden)
+        self.hidden_history = hidden[:len(hidden) - len(chosen)]
+        self.notice("(end of the earlier messages)")
+        return len(chosen)
+
+    def _print_messages(self, messages: list[Any], context: list[Any]) -> None:
         calls: dict[str, Any] = {}
-        for message in shown:
-            self._replay_one(message, calls)
-        self._end_stream()
+        for message in context:  # tool results need their call's arguments, which may come earlier
+            if getattr(message, "role", None) == "assistant":
+                for block in message.content:
+                    if getattr(block, "type", None) == "toolCall":
+                        calls[block.id] = block
+        self._replaying = True  # file views are not highlighted here: a resume must be ready at once
+        try:
+            for message in messages:
+                self._replay_one(message, calls)
+            self._end_stream()
+        finally:
+            self._replaying = False
 
     def _replay_one(self, message: Any, calls: dict[str, Any]) -> None:
         role = getattr(message, "role", None)

@@ -56,7 +56,12 @@ class TerminalOutput:
 
                 with set_app(app):  # our task does not run in the app's context
                     done = run_in_terminal(self._write_pending)
-                await done
+                while not done.done():  # the editor may be put away meanwhile: then write directly
+                    await asyncio.wait({done}, timeout=0.2)
+                    if not app.is_running and not done.done():
+                        done.cancel()
+                        self._write_pending()
+                        return
             else:
                 self._write_pending()
 
