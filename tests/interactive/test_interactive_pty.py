@@ -407,14 +407,15 @@ def test_compact_tree_fork_and_clone_commands(running, tmp_path: Path) -> None:
     app.type("/compact keep the facts")
     app.wait_for("Compacted:")
     assert "Compaction failed" not in app.text()
-    app.type("/tree")
-    app.wait_for("Continue from before which message?")
-    app.send("\x1b[B")  # the second user message
+    app.type("/tree")  # the tree navigator (test_tree_navigator.py has its keys)
+    app.wait_for("Session tree")
+    app.send("\x15")  # Ctrl+U: user messages only; the cursor lands on the last one
+    app.wait_for("filter: user-only")
     app.send("\r")
     app.wait_for("Summarise the branch")
-    app.send("y")
+    app.send("\x1b[B")  # "Summarize the branch"
     app.send("\r")
-    app.wait_for("Moved back")
+    app.wait_for("Moved to the selected point")
     app.settle()
     assert "question two question two" in "\n".join(app.display()[-12:])  # back in the editor
     app.send("\x15")  # Ctrl+U: clear the editor line

@@ -371,23 +371,53 @@ async def _pick_user_message(host: CommandHost, title: str) -> ForkPoint | None:
     return None if index is None else messages[index]
 
 
-@builtin("tree", "Go back to an earlier message and continue from there (optionally summarising)")
+SUMMARY_CHOICES = ("No summary", "Summarize the branch", "Summarize with my instructions")
+
+
+@builtin("tree", "Navigate the session tree: continue from any entry (optionally summarising the branch left)")
 async def _tree(host: CommandHost, args: str) -> None:
-    chosen = await _pick_user_message(host, "Continue from before which message?")
-    if chosen is None:
+    from .tree_view import TreeState
+
+    manager = host.session.session
+    setting = _setting(host, "treeFilterMode", "default")
+    state = TreeState(manager.get_tree(), manager.get_leaf_id(), setting if isinstance(setting, str) else "default")
+    if not state.rows:
+        host.renderer.notice("The session has no entries yet")
         return
-    entry = host.session.session.get_raw_entry(chosen.entry_id)
-    summarize = await host.ui.confirm("Summarise the branch you are leaving?", "The summary keeps what was learnt.")
-    target = entry.get("parentId") if entry else None
-    if target is None:
-        host.renderer.notice("That is the first message; use /new instead", "warning")
+    while True:
+        picked = await host.ui.navigate_tree_ui(state, getattr(host, "keymap", None))
+        if picked is None:
+            return
+        action, entry_id = picked
+        if action != "label":
+            break
+        label = await host.ui.input_prefilled("Label (empty removes it)", manager.get_label(entry_id) or "")
+        if label is not None:
+            manager.append_label_change(entry_id, label.strip() or None)
+            state.roots = manager.get_tree()
+            state.rebuild(select=entry_id)
+    if entry_id == manager.get_leaf_id():
+        host.renderer.notice("That is where the session is now")
         return
-    outcome = await host.session.navigate_tree(target, summarize=summarize)
+    choice = await host.ui.select_index("Summarise the branch you are leaving?", list(SUMMARY_CHOICES))
+    if choice is None:
+        return
+    instructions = await host.ui.input("Instructions for the summary") if choice == 2 else None
+    outcome = await host.session.navigate_tree(entry_id, summarize=choice > 0, custom_instructions=instructions)
     if outcome.get("cancelled"):
         host.renderer.notice("Navigation cancelled by a plugin", "warning")
         return
-    await host.ui.set_editor_text(chosen.text)
-    host.renderer.notice("Moved back; the message is in the editor to change and resend")
+    text = outcome.get("editor_text")
+    if text and not host.ui.get_editor_text().strip():
+        await host.ui.set_editor_text(text)
+    host.renderer.notice("Moved to the selected point" + ("; the message is in the editor to change and resend"
+                                                          if text else ""))
+
+
+def _setting(host: CommandHost, key: str, default: Any) -> Any:
+    settings = getattr(host.session, "settings", None)
+    value = settings.get(key, None) if settings is not None and hasattr(settings, "get") else None
+    return default if value is None else value
 
 
 @builtin("fork", "Copy the conversation before a message into a new session")

@@ -48,8 +48,13 @@ class TerminalDialogs:
         app.timeoutlen = 0.1  # a lone Esc cancels at once
         return await app.run_async()
 
-    async def input(self, title: str, placeholder: str) -> str | None:
-        return await self._prompt(title, "", placeholder, multiline=False)
+    async def input(self, title: str, placeholder: str, prefill: str = "") -> str | None:
+        return await self._prompt(title, prefill, placeholder, multiline=False)
+
+    async def tree(self, state: Any, keymap: Any, title: str) -> tuple[str, str] | None:
+        from .tree_view import run_tree
+
+        return await run_tree(self.palette, state, keymap, title=title)
 
     async def editor(self, title: str, prefill: str) -> str | None:
         return await self._prompt(title + " (Alt+Enter to save, Esc to cancel)", prefill, "", multiline=True)
@@ -154,7 +159,13 @@ class LineDialogs:
         matches = [i for i, o in enumerate(options) if o.lower() == text.lower()]
         return matches[0] if matches else None
 
-    async def input(self, title: str, placeholder: str) -> str | None:
+    async def tree(self, state: Any, keymap: Any, title: str) -> tuple[str, str] | None:
+        """The tree as a numbered list of the visible entries."""
+        rows = state.rows
+        index = await self.select(title, ["  " * r.depth + r.text[:100] for r in rows]) if rows else None
+        return None if index is None else ("select", rows[index].id)
+
+    async def input(self, title: str, placeholder: str, prefill: str = "") -> str | None:
         self.write(f"{title}:" + (f" ({placeholder})" if placeholder else ""))
         answer = await self.read_line()
         return None if answer is None else answer

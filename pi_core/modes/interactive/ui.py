@@ -21,7 +21,8 @@ class Dialogs(Protocol):
     """How dialogs are drawn: with prompt_toolkit on a terminal, line by line on a pipe."""
 
     async def select(self, title: str, options: Sequence[str]) -> int | None: ...
-    async def input(self, title: str, placeholder: str) -> str | None: ...
+    async def input(self, title: str, placeholder: str, prefill: str = "") -> str | None: ...
+    async def tree(self, state: Any, keymap: Any, title: str) -> tuple[str, str] | None: ...
     async def editor(self, title: str, prefill: str) -> str | None: ...
 
 
@@ -80,6 +81,17 @@ class InteractiveUI(UI):
     async def editor(self, title: str, prefill: str = "") -> str | None:
         answer = await self._ask(lambda: self.dialogs.editor(title, prefill), None)
         self._echo(title, None if answer is None else f"({answer.count(chr(10)) + 1} lines)")
+        return answer
+
+    async def navigate_tree_ui(self, state: Any, keymap: Any = None, *,
+                               title: str = "Session tree") -> tuple[str, str] | None:
+        """The tree navigator (:mod:`.tree_view`): ``("select", entry_id)``, ``("label", entry_id)`` (the
+        user asked to label it) or ``None``. Headless UIs answer ``None``."""
+        return await self._ask(lambda: self.dialogs.tree(state, keymap, title), None)
+
+    async def input_prefilled(self, title: str, prefill: str) -> str | None:
+        answer = await self._ask(lambda: self.dialogs.input(title, "", prefill), None)
+        self._echo(title, answer)
         return answer
 
     async def set_status(self, key: str, text: str | None) -> None:
