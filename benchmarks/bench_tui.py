@@ -76,8 +76,8 @@ class Program:
 
 
 def ready(app: PtyApp) -> bool:
-    rows = app.display()
-    return any("fake-model" in row for row in rows[-4:]) and any(row.strip() for row in rows[:-4])
+    """The footer is drawn (the row with the context figure and the model)."""
+    return any("fake-model" in row and "%/" in row for row in app.display())
 
 
 class RawPty:
@@ -179,14 +179,26 @@ def stream_case(program: Program, server: Server, deltas: int) -> tuple[float, f
                 app.send("x")
                 pending = (f"{marker}", now)
                 next_key = now + 0.2
-            if _answer_done(app, deltas) and expected in screen:
+            if _answer_done(app, deltas) and expected in screen and now - app_quiet_since(app) > 0.5:
                 break
             if now - start > 300:
                 raise RuntimeError(f"{program.name}: the answer did not finish")
-        wall = time.perf_counter() - start
+        wall = app_quiet_since(app) - start
         return cpu_seconds(app.proc.pid) - before, wall, latencies
     finally:
         app.close()
+
+
+_last: dict[int, tuple[int, float]] = {}
+
+
+def app_quiet_since(app: PtyApp) -> float:
+    """When the program last wrote something."""
+    size, since = _last.get(id(app), (-1, 0.0))
+    if len(app.raw) != size:
+        _last[id(app)] = (len(app.raw), time.perf_counter())
+        return time.perf_counter()
+    return since
 
 
 def _answer_done(app: PtyApp, deltas: int) -> bool:

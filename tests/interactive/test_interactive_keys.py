@@ -184,9 +184,9 @@ def test_ctrl_v_pastes_an_image_as_a_file_path(running, tmp_path: Path) -> None:
 
 
 def test_alt_up_takes_queued_messages_back(running) -> None:
-    app = running([{"text": "Starting.", "tools": [["bash", {"command": "sleep 3"}]]}, {"text": "run done"}])
+    app = running([{"text": "Starting.", "tools": [["bash", {"command": "sleep 6"}]]}, {"text": "run done"}])
     app.type("start")
-    app.wait_for(lambda: "sleep 3" in screen(app))
+    app.wait_for(lambda: "sleep 6" in screen(app))
     app.type("steer me later")
     app.wait_for("queued steer: steer me later")
     app.send(ALT_UP)

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.timeout(60)
 
 
 def start(tmp_path: Path, turns: list[dict[str, Any]] | None = None, *, env: dict[str, str] | None = None,
-          columns: int = 80, **script: Any) -> PtyApp:
+          columns: int = 80, wait_editor: bool = True, **script: Any) -> PtyApp:
     (tmp_path / "project").mkdir(exist_ok=True)
     (tmp_path / "project" / "notes.txt").write_text("one\ntwo\n")
     config = {"cwd": str(tmp_path / "project"), "agent_dir": str(tmp_path / "agent"),
@@ -31,8 +31,9 @@ def start(tmp_path: Path, turns: list[dict[str, Any]] | None = None, *, env: dic
                      **(env or {}))
     app = PtyApp([sys.executable, str(DRIVER), str(path)], env=child_env, cwd=tmp_path / "project",
                  stderr=tmp_path / "stderr.txt", columns=columns)
-    app.wait_for(lambda: "thinking" in app.display()[-1], 30)  # the editor and its footer are up
-    app.settle(0.2)
+    if wait_editor:
+        app.wait_for(lambda: "thinking" in app.display()[-1], 30)  # the editor and its footer are up
+        app.settle(0.2)
     return app
 
 

@@ -45,6 +45,9 @@ from .ui import InteractiveUI
 T = TypeVar("T")
 HINT_SECONDS = 2.0
 DOUBLE_ESCAPE_SECONDS = 0.5
+PENDING_SHOWN = 20
+"""Rows waiting to be written to the scrollback are drawn above the live region meanwhile (so nothing
+flickers away); a big batch shows only its end (it is written a moment later anyway)."""
 COMMAND_WAIT = 0.5
 """How long the editor stays away while a command runs (it comes back sooner if the command asks
 something, and later commands' output still lands in the scrollback)."""
@@ -145,6 +148,8 @@ class InteractiveApp:
         self._reading = False
         self._last_escape = 0.0
         self._branch: Any = None
+        self._ansi_cache: dict[str, tuple[str, Any]] = {}
+        self.starting = False
         self._pending_command: str | None = None
         self._draft_after_command = ""
         self.keymap = Keymap.load(getattr(session.host, "agent_dir", None))
@@ -228,7 +233,11 @@ class InteractiveApp:
         restore = self._install_sigint()
         try:
             if initial_prompt and initial_prompt.strip():
-                await self.submit(initial_prompt, "enter")
+                self.starting = True  # e.g. `pi -r`: Esc in the picker exits
+                task = await self.submit(initial_prompt, "enter")
+                if task is not None and self._is_command(initial_prompt) and self.tty:
+                    await asyncio.wait({task}, timeout=COMMAND_WAIT)
+                self.starting = False
             if self.tty:
                 await self._terminal_loop()
             else:
@@ -797,10 +806,20 @@ class InteractiveApp:
     def _live_region(self) -> Any:
         from prompt_toolkit.formatted_text import ANSI
 
-        rows = [*self.output.pending, *self.renderer.live_rows(self._width()), *self._widget_rows("aboveEditor")] \
+        pending = self.output.pending[-PENDING_SHOWN:] if isinstance(self.output, TerminalOutput) else []
+        rows = [*pending, *self.renderer.live_rows(self._width()), *self._widget_rows("aboveEditor")] \
             if isinstance(self.output, TerminalOutput) else []
         marker = self.palette(f"{self.palette.glyphs.user} ", "bold", "blue")
-        return ANSI("\n".join([*rows, marker]))
+        return self._ansi("live", "\n".join([*rows, marker]))
+
+    def _ansi(self, slot: str, text: str) -> Any:
+        """prompt_toolkit asks for the prompt several times per frame: parse each text once."""
+        from prompt_toolkit.formatted_text import ANSI
+
+        cached = self._ansi_cache.get(slot)
+        if cached is None or cached[0] != text:
+            cached = self._ansi_cache[slot] = (text, ANSI(text))
+        return cached[1]
 
     def _footer(self) -> Any:
         from prompt_toolkit.formatted_text import ANSI
@@ -809,7 +828,7 @@ class InteractiveApp:
         rows = footer_rows(self.palette, self.session, self.renderer.stats, self.statuses, self.hint,
                            self._width() or 80, branch=self._branch.get() if self._branch else None,
                            auto_compact=bool(getattr(compaction, "enabled", True)))
-        return ANSI("\n".join([*self._widget_rows("belowEditor"), *rows]))
+        return self._ansi("footer", "\n".join([*self._widget_rows("belowEditor"), *rows]))
 
     # -- the line loop (no terminal) -------------------------------------------------------------
 

@@ -24,6 +24,7 @@ import subprocess
 import sys
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -328,21 +329,49 @@ async def _new(host: CommandHost, args: str) -> None:
         host.renderer.notice("New session started")
 
 
-@builtin("resume", "Resume an earlier session of this project")
+@builtin("resume", "Resume another session (search, all folders, sort, rename, delete)")
 async def _resume(host: CommandHost, args: str) -> None:
     from pi_core import SessionManager
 
+    from .session_picker import PickerState, move_to_trash
+
     manager = host.session.session
-    infos = [i for i in SessionManager.list(host.session.cwd, session_dir=manager.session_dir)
-             if str(i.path) != str(manager.session_file)]
-    if not infos:
-        host.renderer.notice("No other sessions for this project")
-        return
-    labels = [_session_label(info) for info in infos[:50]]
-    index = await host.ui.select_index("Resume session", labels)
-    if index is None:
-        return
-    info = infos[index]
+
+    def load(all_folders: bool) -> list[Any]:
+        if all_folders:  # every project's sessions: the default root, or a custom folder that holds them all
+            from pi_core.session.locations import default_session_dir
+
+            own = manager.session_dir
+            custom = own is not None and Path(own) != default_session_dir(host.session.cwd)
+            return list(SessionManager.list_all(session_dir=own if custom else None))
+        return list(SessionManager.list(host.session.cwd, session_dir=manager.session_dir))
+
+    state = PickerState(load, exclude=str(manager.session_file) if manager.session_file else None)
+    starting = getattr(host, "starting", False)
+    while True:
+        picked = await host.ui.pick_session_ui(state)
+        if picked is None:
+            if starting:  # Esc in `pi -r` leaves, as pi does, instead of opening an empty session
+                host.request_exit()
+            return
+        action, info = picked
+        if action == "resume":
+            break
+        if action == "rename":
+            name = await host.ui.input_prefilled("New name for the session", info.name or "")
+            if name and name.strip():
+                other = SessionManager.open(info.path)
+                try:
+                    other.append_session_info(name.strip())
+                finally:
+                    other.close()
+                host.renderer.notice(f"Renamed to {name.strip()}")
+        elif action == "delete":
+            title = info.name or " ".join(info.first_message.split())[:60]
+            if await host.ui.confirm("Delete this session?", f"{title} (moved to the trash)"):
+                where = move_to_trash(Path(info.path))
+                host.renderer.notice(f"Moved to the trash: {where}")
+        state.refresh(reload=True)
     if await host.switch_session(info.path, "resume"):
         host.renderer.notice(f"Resumed {info.name or info.id}")
 
@@ -439,12 +468,6 @@ async def _clone(host: CommandHost, args: str) -> None:
         host.renderer.notice(f"Cloned into {host.session.session.session_file}")
     else:
         host.renderer.notice("Clone cancelled by a plugin", "warning")
-
-
-def _session_label(info: Any) -> str:
-    when = info.modified.astimezone().strftime("%Y-%m-%d %H:%M")
-    title = info.name or " ".join(info.first_message.split())
-    return f"{when}  {title[:60]}  ({info.message_count} messages)"
 
 
 __all__ = ["BUILTINS", "BuiltinCommand", "CommandHost", "CommandTable", "all_commands", "builtin", "parse"]

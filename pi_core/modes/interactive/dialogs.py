@@ -56,6 +56,11 @@ class TerminalDialogs:
 
         return await run_tree(self.palette, state, keymap, title=title)
 
+    async def sessions(self, state: Any, title: str) -> tuple[str, Any] | None:
+        from .session_picker import run_picker
+
+        return await run_picker(self.palette, state, title)
+
     async def editor(self, title: str, prefill: str) -> str | None:
         return await self._prompt(title + " (Alt+Enter to save, Esc to cancel)", prefill, "", multiline=True)
 
@@ -158,6 +163,14 @@ class LineDialogs:
             return int(text) - 1
         matches = [i for i, o in enumerate(options) if o.lower() == text.lower()]
         return matches[0] if matches else None
+
+    async def sessions(self, state: Any, title: str) -> tuple[str, Any] | None:
+        """The sessions as a numbered list (resume only)."""
+        from .session_picker import _title
+
+        rows = state.rows
+        index = await self.select(title, [_title(i)[:80] for i in rows]) if rows else None
+        return None if index is None else ("resume", rows[index])
 
     async def tree(self, state: Any, keymap: Any, title: str) -> tuple[str, str] | None:
         """The tree as a numbered list of the visible entries."""

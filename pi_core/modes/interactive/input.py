@@ -186,6 +186,7 @@ def build_prompt(keys: Keys, *, message: Callable[[], Any], footer: Callable[[],
     )
     session.app.ttimeoutlen = 0.05  # Esc is answered at once (Alt+key sequences arrive in one read)
     session.app.timeoutlen = 0.1  # ...and so is a lone Esc, which also starts Alt+key bindings
+    session.app.min_redraw_interval = 0.04  # a fast stream redraws the live region at most 25 times a second
     return session
 
 

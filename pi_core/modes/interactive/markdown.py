@@ -26,7 +26,7 @@ _BLOCK_START = re.compile(r"^\s*$|^ {0,3}(?:[#>*+\-=|_]|\d{1,9}[.)]|`{3}|~{3})")
 FREE_PARSE_CHARS = 2_000
 """Below this much pending text every possible block end is checked; above it, checks wait until the
 text has grown by half, so a very long list costs linear time, not quadratic."""
-LIVE_TAIL_CHARS = 4_000
+LIVE_TAIL_CHARS = 2_500
 _parser: Any = None
 
 
@@ -349,8 +349,10 @@ class MarkdownStream:
 
     def feed(self, text: str, width: int | None) -> list[str]:
         """Add streamed text; returns the rows of blocks that are now complete."""
-        if not self._chunks and not text.strip():
-            return []
+        if not self._chunks:
+            text = text.lstrip("\n")  # blank lines before the first block mean nothing; spaces may
+            if not text:
+                return []
         self._chunks.append(text)
         self._size += len(text)
         if "\n" not in text:

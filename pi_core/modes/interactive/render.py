@@ -34,9 +34,9 @@ class Output(Protocol):
 
 REPLAY_MESSAGES = 30
 """Messages of a resumed session printed at once (the rest on request: ``/history``)."""
-LIVE_TEXT_ROWS = 12
-"""The most rows of the block being written that the live region shows (the rest is printed once
-the block is complete)."""
+LIVE_TEXT_ROWS = 10
+"""The most rows of the block being written that the live region shows (the whole block is printed
+once it is complete). Redrawing the live region is the streaming's main cost, so it stays small."""
 
 
 @dataclass
@@ -432,7 +432,7 @@ class Renderer:
         p = self.palette
         rows: list[str] = []
         if self._stream is not None:
-            rows.extend(self._stream.live(width, _live_text_rows()))
+            rows.extend(self._stream.live(width, LIVE_TEXT_ROWS))
         for name in self._pending_calls:
             if name not in {t.name for t in self.running.values()}:
                 rows.append(p(f"{p.glyphs.tool} {name} {p.glyphs.ellipsis}", "gray"))
@@ -533,12 +533,6 @@ class Renderer:
 @dataclass
 class _Event:
     message: Any
-
-
-def _live_text_rows() -> int:
-    import shutil
-
-    return max(LIVE_TEXT_ROWS, shutil.get_terminal_size((80, 24)).lines - 10)
 
 
 def _fits(result: Any) -> bool:

@@ -23,6 +23,7 @@ class Dialogs(Protocol):
     async def select(self, title: str, options: Sequence[str]) -> int | None: ...
     async def input(self, title: str, placeholder: str, prefill: str = "") -> str | None: ...
     async def tree(self, state: Any, keymap: Any, title: str) -> tuple[str, str] | None: ...
+    async def sessions(self, state: Any, title: str) -> tuple[str, Any] | None: ...
     async def editor(self, title: str, prefill: str) -> str | None: ...
 
 
@@ -88,6 +89,11 @@ class InteractiveUI(UI):
         """The tree navigator (:mod:`.tree_view`): ``("select", entry_id)``, ``("label", entry_id)`` (the
         user asked to label it) or ``None``. Headless UIs answer ``None``."""
         return await self._ask(lambda: self.dialogs.tree(state, keymap, title), None)
+
+    async def pick_session_ui(self, state: Any, *, title: str = "Resume session") -> tuple[str, Any] | None:
+        """The session picker (:mod:`.session_picker`): ``("resume" | "rename" | "delete", info)`` or
+        ``None``. Headless UIs answer ``None``."""
+        return await self._ask(lambda: self.dialogs.sessions(state, title), None)
 
     async def input_prefilled(self, title: str, prefill: str) -> str | None:
         answer = await self._ask(lambda: self.dialogs.input(title, "", prefill), None)
