@@ -118,6 +118,16 @@ def test_hide_thinking_block_setting(running, tmp_path: Path) -> None:
     quit_app(app)
 
 
+def test_quiet_startup_hides_the_header(running, tmp_path: Path) -> None:
+    (tmp_path / "agent").mkdir(exist_ok=True)
+    (tmp_path / "agent" / "settings.json").write_text(json.dumps({"quietStartup": True}))
+    app = running()
+    assert "pi 0.1.0" not in app.text() and "/help for commands" not in app.text()
+    app.type("still works")
+    app.wait_for("echo: still works")
+    quit_app(app)
+
+
 def test_ctrl_g_edits_the_prompt_in_the_external_editor(running, tmp_path: Path) -> None:
     editor = script(tmp_path / "fake-editor", 'printf "%s and more from the editor" "$(cat "$1")" > "$1"\n')
     app = running(env={"VISUAL": str(editor)})

@@ -257,9 +257,10 @@ class InteractiveApp:
         where = str(s.cwd).replace(str(Path.home()), "~", 1)
         title = f"pi {__version__}  {p.glyphs.bullet}  {s.model.provider}/{s.model.id}  {p.glyphs.bullet}  {where}"
         session_label = f"session {s.session.session_id[:8]}" + (f" ({name})" if name else "")
-        self.renderer.scroll([p(title, "bold"), p(f"{session_label}  {p.glyphs.bullet}  /help for commands, "
-                                                   "Esc interrupts, Ctrl+D exits", "gray")])
-        self.renderer.gap()
+        if self._setting("quietStartup", False) is not True:  # true hides the header, as in pi
+            self.renderer.scroll([p(title, "bold"), p(f"{session_label}  {p.glyphs.bullet}  /help for commands, "
+                                                       "Esc interrupts, Ctrl+D exits", "gray")])
+            self.renderer.gap()
         for problem in self.keymap.errors:
             self.renderer.notice(f"keybindings: {problem}", "warning")
         for problem in self._theme_errors:
