@@ -116,6 +116,7 @@ def test_choosing_a_user_message_puts_it_back_in_the_editor(running, tmp_path: P
     app.send("\x15")  # Ctrl+U: only user messages
     app.wait_for("filter: user-only")
     app.send("\x1b[A")  # "second question A" (the cursor stays on the last row it could)
+    app.wait_for(lambda: any(r.startswith("›") and "second question A" in r for r in app.display()))
     app.send("\r")
     app.wait_for("Summarise the branch you are leaving?")
     app.send("\r")
