@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import re
 from typing import Any
 
 from .abort import AbortSignal
@@ -82,16 +83,20 @@ async def _produce(model: Model, context: Context, options: StreamOptions, regis
         if api is None:
             raise ProviderError(f"No API provider registered for api: {model.api}")
         auth = await reg.resolve_auth(model.provider, options.api_key)
+        config = reg.get_provider(model.provider)
         given = options.headers
+        if config is not None and config.request_headers is not None:
+            given = merge_headers(config.request_headers(context, options), given)
+        prepare = config.prepare if config is not None else None
         try:
-            await api.stream(_authenticated(model, options, auth, given), context, options, writer)
+            await api.stream(_authenticated(model, options, auth, given, prepare), context, options, writer)
         except ProviderHTTPError as exc:
             if exc.status != 401 or auth is None or auth.kind != "oauth" or writer.started:
                 raise
             # The token was refused before it expired (revoked, or rotated by another client): refresh once.
             auth = await reg.resolve_auth(model.provider, reject=auth)
             try:
-                await api.stream(_authenticated(model, options, auth, given), context, options, writer)
+                await api.stream(_authenticated(model, options, auth, given, prepare), context, options, writer)
             except ProviderHTTPError as again:
                 if again.status != 401 or writer.started:
                     raise
@@ -111,19 +116,37 @@ async def _produce(model: Model, context: Context, options: StreamOptions, regis
 
 
 def _authenticated(model: Model, options: StreamOptions, auth: AuthResult | None,
-                   given: dict[str, str] | None) -> Model:
+                   given: dict[str, str] | None, prepare: Any = None) -> Model:
     """Apply ``auth`` to the options (key, headers, env) and return the model to call (with the
     credential's base URL, for providers whose endpoint depends on the account)."""
     options.auth = auth
-    if auth is None:
-        options.api_key = None
-        return model
-    options.api_key = auth.api_key
-    if auth.env:
+    options.headers = given
+    options.api_key = auth.api_key if auth is not None else None
+    if auth is not None and auth.env:
         options.env = {**auth.env, **(options.env or {})}
-    # Model headers keep priority over auth headers, as in pi; headers given to stream() win over both.
-    options.headers = merge_headers(auth.headers, model.headers, given) if auth.headers else given
-    return model.model_copy(update={"base_url": auth.base_url}) if auth.base_url else model
+    if auth is not None and auth.headers:  # model headers beat auth headers, as in pi; given headers beat both
+        options.headers = merge_headers(auth.headers, model.headers, given)
+    if auth is not None and auth.base_url:
+        model = model.model_copy(update={"base_url": auth.base_url})
+    if prepare is not None:
+        model = prepare(model, options)
+    return _fill_base_url(model, options)
+
+
+_PLACEHOLDER = re.compile(r"\{([A-Z][A-Z0-9_]*)\}")
+
+
+def _fill_base_url(model: Model, options: StreamOptions) -> Model:
+    """``{NAME}`` in the base URL replaced by the environment value ``NAME`` (credential env first)."""
+    names = _PLACEHOLDER.findall(model.base_url)
+    if not names:
+        return model
+    missing = [n for n in names if not options.getenv(n)]
+    if missing:
+        raise ProviderError(f"{model.provider} needs {', '.join(missing)}: set it in the environment or in the "
+                            f"\"env\" object of its auth.json entry (/login {model.provider} asks for it)")
+    url = _PLACEHOLDER.sub(lambda m: options.getenv(m.group(1)) or "", model.base_url)
+    return model.model_copy(update={"base_url": url})
 
 
 async def complete(model: Model, context: Context | dict[str, Any], **options: Any) -> AssistantMessage:

@@ -23,8 +23,8 @@ from .auth.types import AuthResult, ProviderAuth
 from .credentials import agent_dir, resolve_config_value
 from .http import is_loopback_url
 from .models_json import ProviderEntry, load_models_json
-from .options import StreamFn
-from .types import THINKING_LEVELS, Model
+from .options import StreamFn, StreamOptions
+from .types import THINKING_LEVELS, Context, Model
 
 
 @dataclass(frozen=True)
@@ -65,6 +65,16 @@ class ProviderConfig:
     """How the provider signs in (OAuth flows, ambient credentials); ``None``: API keys only."""
     display_name: str = ""
     """The provider's name in messages and ``/login`` (``"GitHub Copilot"``); default: ``name``."""
+    filter_models: Callable[[list[Model], dict[str, Any] | None], list[Model]] | None = None
+    """Which models the signed-in account may use (gets the models and the stored credential); used by
+    :meth:`ModelRegistry.available_models`. Copilot lists only the models the account has."""
+    prepare: Callable[[Model, StreamOptions], Model] | None = None
+    """Called before each request with the authenticated model and options; returns the model to call
+    (Azure resolves its endpoint and deployment name from the environment here)."""
+    request_headers: Callable[[Context, StreamOptions], Mapping[str, str] | None] | None = None
+    """Headers that depend on the request (Copilot's ``X-Initiator``, OpenCode's session header); they sit
+    under the headers given to ``stream()``. ``{NAME}`` in a base URL is replaced by the environment
+    value ``NAME`` (a credential's ``env`` object first), as in Cloudflare's account URLs."""
 
     def env_vars(self) -> list[str]:
         names = self.api_key_env
@@ -314,9 +324,12 @@ class ModelRegistry:
         OAuth result the server refused with 401: it is refreshed once more. Raises
         :class:`~pi_core.ai.AuthError` when a stored sign-in cannot be refreshed."""
         explicit = explicit or self._runtime_keys.get(provider)
-        return await self._resolver.resolve(provider, self.get_provider(provider), self.provider_auth(provider),
-                                            self._custom_keys.get(provider), explicit, reject=reject,
-                                            min_validity_ms=min_validity_ms)
+        result = await self._resolver.resolve(provider, self.get_provider(provider), self.provider_auth(provider),
+                                              self._custom_keys.get(provider), explicit, reject=reject,
+                                              min_validity_ms=min_validity_ms)
+        if result is not None and self._env is not None:  # a registry given its own environment: providers read it
+            result.env = {**self._env, **(result.env or {})}
+        return result
 
     def peek_auth(self, provider: str, explicit: str | None = None) -> AuthResult | None:
         """Like :meth:`resolve_auth` without refreshing (an OAuth token is returned as stored) and without
@@ -361,13 +374,17 @@ class ModelRegistry:
     def available_models(self) -> list[Model]:
         """Models that can be used now: their provider has an API key, or needs none (local servers,
         providers registered with ``requires_api_key=False`` such as ``faux``)."""
-        usable: dict[str, bool] = {}
         out = []
-        for model in self.get_models():
-            if model.provider not in usable:
-                usable[model.provider] = self.has_auth(model.provider)
-            if usable[model.provider] or is_loopback_url(model.base_url):
-                out.append(model)
+        for name in self.get_providers():
+            models = self.get_models(name)
+            if self.has_auth(name):
+                config = self.get_provider(name)
+                if config is not None and config.filter_models is not None:
+                    stored = self.credentials.get(name) if self.credentials is not None else None
+                    models = config.filter_models(models, stored)
+                out += models
+            else:
+                out += [m for m in models if is_loopback_url(m.base_url)]
         return out
 
     # -- pi's extension-facing names (ctx.model_registry) --------------------------------------------

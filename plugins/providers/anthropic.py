@@ -265,7 +265,7 @@ def build_payload(model: Model, context: Context, options: StreamOptions) -> tup
 
 def request_headers(model: Model, options: StreamOptions, betas: list[str]) -> dict[str, str]:
     given = {k.lower() for k in merge_headers(model.headers, options.headers)}
-    header_auth = "authorization" in given or "x-api-key" in given
+    header_auth = bool(given & {"authorization", "x-api-key", "cf-aig-authorization"})
     if not options.api_key and not header_auth:
         raise MissingApiKeyError(model.provider)
     base = {"accept": "application/json", "anthropic-dangerous-direct-browser-access": "true",
@@ -428,6 +428,8 @@ def register_providers(register: Any) -> None:
     anthropic = catalog_provider("anthropic", API)
     anthropic.auth, anthropic.display_name = anthropic_auth(), "Anthropic"
     register(anthropic)
+    for name in ("vercel-ai-gateway", "minimax-cn"):
+        register(catalog_provider(name, API))
     register(catalog_provider("minimax", API))
 
 

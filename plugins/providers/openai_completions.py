@@ -380,7 +380,9 @@ def build_payload(model: Model, context: Context, options: StreamOptions,
 
 def request_headers(model: Model, options: StreamOptions, compat: dict[str, Any]) -> dict[str, str]:
     key = options.api_key
-    if not key and not is_loopback_url(model.base_url):  # local servers usually need no key
+    header_auth = any(k.lower() in ("authorization", "api-key", "cf-aig-authorization")
+                      for k in merge_headers(model.headers, options.headers))
+    if not key and not header_auth and not is_loopback_url(model.base_url):  # local servers usually need no key
         raise MissingApiKeyError(model.provider)
     base = {"accept": "application/json"}
     if key:
@@ -552,7 +554,15 @@ def _finish(writer: StreamWriter, parser: _Parser, compat: dict[str, Any]) -> No
 
 # -- registration -----------------------------------------------------------------------------------
 #: Catalog providers registered by the plugins of their main API, not here.
-OTHER_PLUGINS = ("anthropic", "openai", "google", "xai", "minimax")
+#: Catalog providers another plugin registers (their own sign-in, endpoints or request shape).
+OTHER_PLUGINS = ("anthropic", "openai", "google", "xai", "minimax", "github-copilot", "azure",
+                 "cloudflare-ai-gateway", "cloudflare-workers-ai")
+#: OpenCode routes a conversation by this header (its value: the session id).
+OPENCODE_SESSION_HEADER = "x-opencode-session"
+
+
+def opencode_headers(context: Context, options: StreamOptions) -> dict[str, str]:
+    return {OPENCODE_SESSION_HEADER: options.session_id} if options.session_id else {}
 
 
 @hookimpl
@@ -560,7 +570,10 @@ def register_providers(register: Any) -> None:
     register(ApiProvider(api=API, stream=stream_completions))
     for name in catalog_providers(API):
         if name not in OTHER_PLUGINS:
-            register(catalog_provider(name, API))
+            config = catalog_provider(name, API)
+            if name.startswith("opencode"):
+                config.request_headers = opencode_headers
+            register(config)
 
 
 __all__ = ["API", "build_payload", "convert_messages", "detect_compat", "get_compat", "stream_completions"]

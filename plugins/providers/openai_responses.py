@@ -47,8 +47,10 @@ from pi_core.ai import (
 API = "openai-responses"
 MIN_OUTPUT_TOKENS = 16
 #: Providers whose ``call|item`` ids are kept (item ids pass validation there).
-TOOL_CALL_PROVIDERS = {"openai", "openai-codex", "opencode", "azure-openai-responses"}
+TOOL_CALL_PROVIDERS = {"openai", "openai-codex", "opencode", "azure-openai-responses", "azure"}
 SERVICE_TIER_MULTIPLIER = {"flex": 0.5, "priority": 2.0}
+#: Headers that authenticate a request by themselves (a key is then not required).
+AUTH_HEADERS = ("authorization", "api-key", "cf-aig-authorization", "x-api-key")
 
 
 def _id_part(part: str) -> str:
@@ -191,14 +193,16 @@ def _apply_reasoning(payload: dict[str, Any], model: Model, options: StreamOptio
         payload["reasoning"] = {"effort": mapped_level(model, level),
                                 "summary": options.extra.get("reasoning_summary") or "auto"}
         payload["include"] = ["reasoning.encrypted_content"]
-    elif mapping.get("off", "") is not None:
+    elif mapping.get("off", "") is not None and model.provider != "github-copilot":
         payload["reasoning"] = {"effort": mapping.get("off") or "none"}
     if model.provider == "xai":
         payload["include"] = ["reasoning.encrypted_content"]
 
 
 def request_headers(model: Model, options: StreamOptions) -> dict[str, str]:
-    if not options.api_key and not is_loopback_url(model.base_url):
+    given = merge_headers(model.headers, options.headers)
+    header_auth = any(k.lower() in AUTH_HEADERS for k in given)
+    if not options.api_key and not header_auth and not is_loopback_url(model.base_url):
         raise MissingApiKeyError(model.provider)
     base = {"accept": "application/json"}
     if options.api_key:
@@ -363,7 +367,14 @@ async def stream_responses(model: Model, context: Context, options: StreamOption
     """The ``openai-responses`` stream function."""
     headers = request_headers(model, options)
     payload = await options.apply_on_payload(build_payload(model, context, options))
-    url = model.base_url.rstrip("/") + "/responses"
+    await run_responses(model.base_url.rstrip("/") + "/responses", headers, payload, model, options, writer)
+
+
+async def run_responses(url: str, headers: dict[str, str], payload: Any, model: Model, options: StreamOptions,
+                        writer: StreamWriter, *, label: str = "OpenAI Responses",
+                        map_event: Any = None) -> None:
+    """POST a Responses request and stream its events into ``writer`` (shared by the Responses dialects:
+    Azure, Codex). ``map_event(data)`` may rewrite or drop (``None``) each event first."""
     parser = _Parser(writer, model, options)
     async with post_stream(url, payload, headers, style="openai", client=options.client,
                            read_timeout=options.read_timeout) as response:
@@ -375,17 +386,19 @@ async def stream_responses(model: Model, context: Context, options: StreamOption
                 data = json.loads(event.data)
             except ValueError:
                 continue
+            if isinstance(data, dict) and map_event is not None:
+                data = map_event(data)
             if isinstance(data, dict):
                 parser.event(data)
     if not parser.terminal:
-        raise ProviderError("OpenAI Responses stream ended before a terminal response event")
+        raise ProviderError(f"{label} stream ended before a terminal response event")
     message = writer.message
     if message.stop_reason == "error":
         raise ProviderError(message.error_message or "An unknown error occurred")
     unfinished = [i for i, kind in writer.open_blocks.items() if kind == "toolCall"]
     if message.stop_reason == "toolUse" and unfinished:
         call = message.content[unfinished[0]]
-        raise ProviderError(f"OpenAI Responses stream completed with an unfinished tool call: {call.name} ({call.id})")
+        raise ProviderError(f"{label} stream completed with an unfinished tool call: {call.name} ({call.id})")
     writer.finish(message.stop_reason)
 
 
@@ -394,6 +407,10 @@ def register_providers(register: Any) -> None:
     register(ApiProvider(api=API, stream=stream_responses))
     register(catalog_provider("openai", API))
     register(catalog_provider("xai", API))
+    meta = catalog_provider("meta", API)
+    meta.display_name = "Meta"
+    register(meta)
 
 
-__all__ = ["API", "build_payload", "convert_input", "normalize_tool_call_id", "stream_responses"]
+__all__ = ["API", "build_payload", "convert_input", "normalize_tool_call_id", "request_headers", "run_responses",
+           "stream_responses"]

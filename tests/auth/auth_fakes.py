@@ -240,8 +240,9 @@ def bearer(request: Request) -> str | None:
 
 # -- registries of the built-in providers -----------------------------------------------------------------
 def builtin_registry(agent_dir: Any, env: dict[str, str] | None = None, models_json: dict[str, Any] | None = None,
-                     auth_json: dict[str, Any] | None = None) -> Any:
-    """A registry of every built-in provider plugin, with this agent dir's files."""
+                     auth_json: dict[str, Any] | None = None, process_env: bool = False) -> Any:
+    """A registry of every built-in provider plugin, with this agent dir's files; its environment is
+    ``env`` (default: empty), or the process's with ``process_env``."""
     import importlib
     from pathlib import Path
 
@@ -260,8 +261,37 @@ def builtin_registry(agent_dir: Any, env: dict[str, str] | None = None, models_j
             importlib.import_module(module).register_providers(lambda item, replaces=None: items.append(item))
     apis = [i for i in items if hasattr(i, "stream")]
     providers = [i for i in items if not hasattr(i, "stream")]
-    return ModelRegistry(apis, providers, agent_dir=agent, env=env if env is not None else {})
+    return ModelRegistry(apis, providers, agent_dir=agent, env=None if process_env else (env or {}))
 
 
 def now_ms() -> int:
     return int(time.time() * 1000)
+
+
+class ScriptedLogin:
+    """A LoginInteraction that answers from a list and records what it was told."""
+
+    def __init__(self, answers: list[str]) -> None:
+        self.answers = list(answers)
+        self.asked: list[tuple[str, str]] = []
+        self.events: list[Any] = []
+
+    async def _next(self, kind: str, message: str) -> str:
+        self.asked.append((kind, message))
+        return self.answers.pop(0)
+
+    async def select(self, message: str, options: Any) -> str:
+        answer = await self._next("select", message)
+        return next(o.id for o in options if answer in (o.id, o.label))
+
+    async def secret(self, message: str) -> str:
+        return await self._next("secret", message)
+
+    async def text(self, message: str, placeholder: str = "") -> str:
+        return await self._next("text", message)
+
+    async def manual_code(self, message: str, placeholder: str = "") -> str:
+        return await self._next("manual_code", message)
+
+    def notify(self, event: Any) -> None:
+        self.events.append(event)

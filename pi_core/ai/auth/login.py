@@ -68,10 +68,16 @@ async def login_provider(registry: ModelRegistry, provider: str, interaction: Lo
         key = (await interaction.secret(f"Enter {methods['api_key'].label}")).strip()
         if not key:
             raise LoginCancelled("No API key was entered.")
-        credential = {"type": "api_key", "key": key}
+        credential: dict[str, Any] = {"type": "api_key", "key": key}
         previous = store.get(provider)
-        if previous is not None and previous.get("type") == "api_key" and previous.get("env"):
-            credential["env"] = previous["env"]  # keep settings stored with the old key
+        env = dict(previous.get("env") or {}) if previous is not None and previous.get("type") == "api_key" else {}
+        for name, prompt in registry.provider_auth(provider).api_key_fields:
+            value = (await interaction.text(prompt, env.get(name, ""))).strip() or env.get(name, "")
+            if not value:
+                raise LoginCancelled(f"No value was entered for {name}.")
+            env[name] = value
+        if env:
+            credential["env"] = env  # kept from the old entry, or asked for just now
     store.set(provider, credential)
     return credential
 

@@ -163,8 +163,9 @@ class Resolver:
                 return await self._oauth(provider, entry, auth.oauth, reject, min_validity_ms)
             found = stored_api_key(entry, self.environ())
             if found is not None:
-                return found
-        return self.configured_key(config, custom) or await self.ambient(config, auth)
+                return self.shaped(found, auth)
+        keyed = self.configured_key(config, custom) or (self.env_key(config) if auth.ambient is None else None)
+        return self.shaped(keyed, auth) if keyed is not None else await self.ambient(config, auth)
 
     def resolve_sync(self, provider: str, config: ProviderConfig | None, auth: ProviderAuth, custom: str | None,
                      explicit: str | None = None) -> AuthResult | None:
@@ -177,8 +178,18 @@ class Resolver:
                 return oauth_auth(provider, entry, auth.oauth)
             found = stored_api_key(entry, self.environ())
             if found is not None:
-                return found
-        return self.configured_key(config, custom) or self.ambient_sync(config, auth)
+                return self.shaped(found, auth)
+        keyed = self.configured_key(config, custom) or (self.env_key(config) if auth.ambient is None else None)
+        return self.shaped(keyed, auth) if keyed is not None else self.ambient_sync(config, auth)
+
+    def shaped(self, result: AuthResult, auth: ProviderAuth) -> AuthResult:
+        """A key-based result as the provider wants it sent (``ProviderAuth.from_key``)."""
+        if auth.from_key is None or not result.api_key:
+            return result
+        shaped = auth.from_key(result.api_key, {**self.environ(), **(result.env or {})})
+        shaped.env = {**(result.env or {}), **(shaped.env or {})} or None
+        shaped.source = shaped.source or result.source
+        return shaped
 
     async def _oauth(self, provider: str, entry: dict[str, Any], flow: OAuthFlow | None,
                      reject: AuthResult | None, min_validity_ms: int | None) -> AuthResult | None:

@@ -16,7 +16,7 @@ Credentials are plain JSON objects in pi's ``auth.json`` format (``{"type": "oau
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
@@ -31,7 +31,7 @@ class AuthResult:
     """What one request is authenticated with.
 
     ``api_key`` is handed to the API implementation (``StreamOptions.api_key``); ``headers`` are added to
-    the request (an ``Authorization`` bearer, for example); ``base_url`` replaces the model's (Copilot's
+    the request (an ``Authorization`` bearer, for example; ``None`` removes a header); ``base_url`` replaces the model's (Copilot's
     per-account endpoint); ``env`` overlays the process environment for this provider (a stored
     credential's ``env`` object: Azure resource names, Cloudflare account ids); ``source`` says where the
     credential came from (``--api-key``, ``auth.json``, ``OAuth``, ``models.json``, an environment
@@ -39,7 +39,7 @@ class AuthResult:
     """
 
     api_key: str | None = None
-    headers: dict[str, str] | None = None
+    headers: dict[str, str | None] | None = None
     base_url: str | None = None
     env: dict[str, str] | None = None
     source: str = ""
@@ -83,6 +83,12 @@ class ProviderAuth:
     ambient_configured: Callable[[Mapping[str, str]], bool] | None = None
     ambient_label: str = ""
     """Where ambient credentials come from, for messages (``"the AWS credential chain"``)."""
+    from_key: Callable[[str, Mapping[str, str]], AuthResult] | None = None
+    """How an API key (stored, from ``models.json`` or the environment) is sent, when not as
+    ``api_key`` (Cloudflare's gateway wants it in its own header). Gets the key and the environment."""
+    api_key_fields: Sequence[tuple[str, str]] = ()
+    """Further values an API-key sign-in asks for and stores in the credential's ``env`` object:
+    ``(variable, prompt)`` pairs (Cloudflare's account id)."""
 
 
 class AuthError(RuntimeError):

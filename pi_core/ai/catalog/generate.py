@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-SUPPORTED_APIS = {"anthropic-messages", "openai-completions", "openai-responses", "google-generative-ai"}
+SUPPORTED_APIS = {"anthropic-messages", "openai-completions", "openai-responses", "google-generative-ai",
+                  "openai-codex-responses", "azure-openai-responses", "bedrock-converse-stream", "google-vertex"}
 KEEP = ("id", "name", "api", "provider", "baseUrl", "reasoning", "input", "cost", "contextWindow",
         "maxTokens", "headers", "compat", "thinkingLevelMap")
 
@@ -49,6 +50,32 @@ PROVIDERS: dict[str, tuple[list[str], str]] = {
     "moonshotai": (["MOONSHOT_API_KEY"], ""),
     "minimax": (["MINIMAX_API_KEY"], ""),
     "kimi-coding": (["KIMI_API_KEY"], ""),
+    # subscription and cloud providers (their sign-in is declared by their plugins)
+    "openai-codex": ([], "ChatGPT sign-in only"),
+    "github-copilot": (["COPILOT_GITHUB_TOKEN"], ""),
+    "azure": (["AZURE_OPENAI_API_KEY"], ""),
+    "amazon-bedrock": (["AWS_BEARER_TOKEN_BEDROCK"], "or the AWS credential chain"),
+    "google-vertex": (["GOOGLE_CLOUD_API_KEY"], "or application default credentials"),
+    # more OpenAI-compatible and Anthropic-compatible endpoints
+    "vercel-ai-gateway": (["AI_GATEWAY_API_KEY"], ""),
+    "cloudflare-ai-gateway": (["CLOUDFLARE_API_KEY"], "needs CLOUDFLARE_ACCOUNT_ID and CLOUDFLARE_GATEWAY_ID"),
+    "cloudflare-workers-ai": (["CLOUDFLARE_API_KEY"], "needs CLOUDFLARE_ACCOUNT_ID"),
+    "opencode": (["OPENCODE_API_KEY"], ""),
+    "opencode-go": (["OPENCODE_API_KEY"], ""),
+    "baseten": (["BASETEN_API_KEY"], ""),
+    "meta": (["META_API_KEY"], ""),
+    "ant-ling": (["ANT_LING_API_KEY"], ""),
+    "minimax-cn": (["MINIMAX_CN_API_KEY"], ""),
+    "moonshotai-cn": (["MOONSHOT_API_KEY"], ""),
+    "zai-coding-cn": (["ZAI_CODING_CN_API_KEY"], ""),
+    "qwen-token-plan": (["QWEN_TOKEN_PLAN_TEAM_API_KEY", "QWEN_TOKEN_PLAN_API_KEY"], ""),
+    "qwen-token-plan-cn": (["QWEN_TOKEN_PLAN_TEAM_CN_API_KEY", "QWEN_TOKEN_PLAN_CN_API_KEY"], ""),
+    "qwen-token-plan-individual": (["QWEN_TOKEN_PLAN_INDIVIDUAL_API_KEY", "QWEN_TOKEN_PLAN_API_KEY"], ""),
+    "qwen-token-plan-individual-cn": (["QWEN_TOKEN_PLAN_INDIVIDUAL_CN_API_KEY", "QWEN_TOKEN_PLAN_CN_API_KEY"], ""),
+    "xiaomi": (["XIAOMI_API_KEY"], ""),
+    "xiaomi-token-plan-cn": (["XIAOMI_TOKEN_PLAN_CN_API_KEY"], ""),
+    "xiaomi-token-plan-ams": (["XIAOMI_TOKEN_PLAN_AMS_API_KEY"], ""),
+    "xiaomi-token-plan-sgp": (["XIAOMI_TOKEN_PLAN_SGP_API_KEY"], ""),
 }
 #: pi 1.6-only features this port does not implement (server-side fallbacks).
 DROP_COMPAT = {"allowedFallbackModels"}
