@@ -36,6 +36,8 @@ BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
     ("github-copilot", "plugins.providers.github_copilot"),
     ("azure", "plugins.providers.azure"),
     ("cloudflare", "plugins.providers.cloudflare"),
+    ("amazon-bedrock", "plugins.providers.amazon_bedrock"),
+    ("google-vertex", "plugins.providers.google_vertex"),
     ("mcp", "plugins.mcp"),
     ("tool-search", "plugins.tool_search"),
     ("session", "plugins.sessions"),

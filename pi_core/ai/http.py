@@ -153,6 +153,7 @@ async def post_stream(url: str, payload: Any, headers: Mapping[str, str], *, sty
                       client: httpx.AsyncClient | None = None,
                       read_timeout: float | None = None) -> AsyncIterator[httpx.Response]:
     """POST JSON and yield the open streaming response; raise :class:`ProviderHTTPError` on non-2xx.
+    ``payload`` may be ready ``bytes`` (a body that was signed, for example).
 
     The body is never buffered: read it with ``response.aiter_bytes()``. Leaving the block (also by
     cancellation, which is how an abort arrives) closes the connection.
@@ -160,7 +161,7 @@ async def post_stream(url: str, payload: Any, headers: Mapping[str, str], *, sty
     import httpx
 
     http = client or shared_client()
-    body = encode_json(payload)
+    body = bytes(payload) if isinstance(payload, (bytes, bytearray)) else encode_json(payload)
     all_headers = merge_headers({"content-type": "application/json", "user-agent": user_agent()}, headers)
     request = http.build_request("POST", url, content=body, headers=all_headers,
                                  timeout=make_timeout(read_timeout) if read_timeout else httpx.USE_CLIENT_DEFAULT)

@@ -274,6 +274,12 @@ async def stream_google(model: Model, context: Context, options: StreamOptions, 
     headers = merge_headers({"x-goog-api-key": options.api_key}, model.headers, options.headers)
     payload = await options.apply_on_payload(build_payload(model, context, options))
     url = f"{model.base_url.rstrip('/')}/models/{model.id}:streamGenerateContent?alt=sse"
+    await run_google(url, headers, payload, model, options, writer)
+
+
+async def run_google(url: str, headers: dict[str, str], payload: Any, model: Model, options: StreamOptions,
+                     writer: StreamWriter) -> None:
+    """POST a ``streamGenerateContent`` request and stream the reply (shared with Vertex AI)."""
     parser = _Parser(writer, model)
     async with post_stream(url, payload, headers, style="google", client=options.client,
                            read_timeout=options.read_timeout) as response:
@@ -303,4 +309,4 @@ def register_providers(register: Any) -> None:
     register(catalog_provider("google", API))
 
 
-__all__ = ["API", "build_payload", "convert_contents", "stream_google", "thinking_config"]
+__all__ = ["API", "build_payload", "convert_contents", "run_google", "stream_google", "thinking_config"]
