@@ -45,8 +45,12 @@ def catalog_provider(name: str, api: str | None = None) -> ProviderConfig:
     from ..registry import ProviderConfig
 
     info = catalog_index()[name]
-    first = _raw(name)[0]
-    return ProviderConfig(name=name, api=api or first["api"], base_url=first.get("baseUrl", ""),
+    if "baseUrl" in info and api:  # the index knows the endpoint: the model file is read only when listed
+        base_url = info["baseUrl"]
+    else:
+        first = _raw(name)[0]
+        api, base_url = api or first["api"], first.get("baseUrl", "")
+    return ProviderConfig(name=name, api=api, base_url=base_url,
                           api_key_env=list(info["env"]), models=lambda: load_catalog(name),
                           default_model=info.get("default"))
 

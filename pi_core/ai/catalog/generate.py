@@ -206,7 +206,7 @@ def main(argv: list[str]) -> None:
         (HERE / f"{provider}.json").write_text(f"[\n{lines}\n]\n", encoding="utf-8")
         apis = sorted({m["api"] for m in models})
         default = defaults.get(provider)
-        entry = {"env": env, "apis": apis, "models": len(models),
+        entry = {"env": env, "apis": apis, "models": len(models), "baseUrl": models[0].get("baseUrl", ""),
                  "default": default if any(m["id"] == default for m in models) else models[0]["id"]}
         if notes:
             entry["notes"] = notes
