@@ -192,6 +192,7 @@ _EXPORTS: dict[str, str] = {
     "UsageEntry": "pi_core.session.entries",
     "check_session_file": "pi_core.session.check",
     "convert_to_llm": "pi_core.session.messages",
+    "default_session_dir": "pi_core.session.locations",
     "repair_session_file": "pi_core.session.check",
     "serialize_conversation": "pi_core.session.compaction",
     "agent_dir": "pi_core.paths",
@@ -199,6 +200,7 @@ _EXPORTS: dict[str, str] = {
     "AgentSession": "pi_core.runtime.agent_session",
     "ForkPoint": "pi_core.runtime.agent_session",
     "SessionBusyError": "pi_core.runtime.agent_session",
+    "UnknownCommandError": "pi_core.runtime.agent_session",
     "SetupError": "pi_core.sdk",
     "create_agent_session": "pi_core.sdk",
     "AgentSettledEvent": "pi_core.runtime.events",
@@ -305,10 +307,11 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
         QueueUpdateEvent,
     )
     from .runtime.compaction import CompactionError, CompactionResult
-    from .runtime.agent_session import AgentSession, ForkPoint, SessionBusyError
+    from .runtime.agent_session import AgentSession, ForkPoint, SessionBusyError, UnknownCommandError
     from .safejson import JSON_MAX_DEPTH, JSONInputError, json_safe, parse_json
     from .session.branch_summary import BranchPreparation
     from .session.compaction import CompactionPreparation, FileOps, serialize_conversation
+    from .session.locations import default_session_dir
     from .sdk import SetupError, create_agent_session
     from .runtime.resources import (  # settings/resources
         ContextFile,

@@ -78,6 +78,7 @@ def run_command(options: RunOptions, host: PluginHost, globals_: GlobalOptions) 
 
 
 async def _run(options: RunOptions, host: PluginHost, globals_: GlobalOptions) -> int:
+    from .runtime.agent_session import UnknownCommandError
     from .sdk import ResourceOptions, SetupError, create_agent_session
     from .startup import startup_done
 
@@ -116,6 +117,8 @@ async def _run(options: RunOptions, host: PluginHost, globals_: GlobalOptions) -
         session.set_session_name(options.name)
     try:
         return await _dispatch(session, mode, prompts, images)
+    except UnknownCommandError as exc:  # pi -p "/nope": said plainly, never sent to the model
+        raise RunError(str(exc)) from None
     finally:
         await session.close()
 

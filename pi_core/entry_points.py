@@ -42,6 +42,9 @@ BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
     ("tool-search", "plugins.tool_search"),
     ("session", "plugins.sessions"),
     ("auth", "plugins.commands.auth"),
+    ("commands-general", "plugins.commands.general"),
+    ("commands-model", "plugins.commands.model"),
+    ("commands-session", "plugins.commands.session"),
 )
 
 

@@ -23,9 +23,11 @@ if TYPE_CHECKING:
     from ..ai.abort import AbortSignal
     from ..ai.registry import ApiProvider, ModelRegistry, ProviderConfig
     from ..ai.types import ImageContent, Message, Model, TextContent
+    from ..runtime.agent_session import ForkPoint
     from ..runtime.compaction import CompactionResult
     from ..runtime.settings import Settings
     from ..runtime.system_prompt import SystemPromptOptions
+    from ..session.listing import SessionInfo
     from ..session.manager import SessionManager
     from ..toolkit.process import ProcessResult
     from .results import ContextUsage, ForkResult, NavigateResult, SessionResult, SlashCommandInfo
@@ -79,6 +81,43 @@ class UI:
     def get_editor_text(self) -> str:
         return ""
 
+    async def show(self, title: str, lines: Sequence[str]) -> None:
+        """Show a block of text (``/help``, ``/session``); headless: one notice."""
+        await self.notify("\n".join([title, *lines] if title else lines))
+
+    # -- pickers: the terminal draws its own; other UIs answer "cancelled" ---------------------
+
+    async def select_model(self, models: Sequence[Model], current: Model | None = None) -> Model | None:
+        """Let the user pick a model (the terminal's model picker)."""
+        return None
+
+    async def select_session(self, load: Callable[[bool], Sequence[SessionInfo]], *, exclude: Path | None = None,
+                             title: str = "Resume session") -> SessionInfo | None:
+        """Let the user pick a session (the terminal's session picker). ``load(all_projects)`` lists them;
+        ``exclude`` is the current file."""
+        return None
+
+    async def select_tree_entry(self, session: SessionManager, *, title: str = "Session tree") -> str | None:
+        """Let the user pick an entry of the session tree (the terminal's tree navigator): its id."""
+        return None
+
+    async def select_fork_point(self, points: Sequence[ForkPoint], *, title: str) -> ForkPoint | None:
+        """Let the user pick a user message of the branch (the terminal's tree navigator)."""
+        return None
+
+    async def show_earlier_messages(self, count: int | None = None) -> int | None:
+        """Print messages of a resumed session that are not on screen (the last ``count``; ``None``: all);
+        how many were printed, or ``None`` when this UI keeps no scrollback."""
+        return None
+
+    def key_help(self) -> list[tuple[str, str]]:
+        """The keys this UI answers to, ``(keys, what they do)``, for ``/help`` (none without a terminal)."""
+        return []
+
+    async def copy_to_clipboard(self, text: str) -> str | None:
+        """Copy ``text`` to the user's clipboard; how it was done, or ``None`` when it cannot be."""
+        return None
+
 
 class SessionRuntime(Protocol):
     """What a running session offers its plugins, one method per action (implemented by
@@ -97,7 +136,7 @@ class SessionRuntime(Protocol):
     def get_context_usage(self) -> ContextUsage: ...
     def get_system_prompt(self) -> str: ...
     def get_settings(self) -> Settings: ...
-    def get_commands(self) -> list[SlashCommandInfo]: ...
+    def get_commands(self, *, include_builtin: bool = False) -> list[SlashCommandInfo]: ...
     # control
     def abort(self) -> None: ...
     def shutdown(self) -> None: ...
@@ -224,9 +263,10 @@ class ExtensionContext:
         """The value of a flag registered through ``register_flags`` (``None`` if unknown)."""
         return self._flags.get(name.lstrip("-"))
 
-    def get_commands(self) -> list[SlashCommandInfo]:
-        """The ``/`` commands: plugin commands, then prompt templates, then skills."""
-        return self._require().get_commands()
+    def get_commands(self, *, include_builtin: bool = False) -> list[SlashCommandInfo]:
+        """The ``/`` commands: plugin commands, then prompt templates, then skills; pi's own commands
+        (``/model``, ``/tree``, ...) too with ``include_builtin``."""
+        return self._require().get_commands(include_builtin=include_builtin)
 
     def get_session_name(self) -> str | None:
         return self._require().session_view().get_session_name()

@@ -9,11 +9,19 @@ from typing import Any
 
 @dataclass
 class Command:
-    """A slash command: ``/name args``. ``handler(args, ctx)`` may be ``def`` or ``async def``."""
+    """A slash command: ``/name args``. ``handler(args, ctx)`` may be ``def`` or ``async def``; ``ctx`` is
+    a :class:`pi_core.CommandContext`.
+
+    :param usage: how the arguments are written (``"[name]"``), for ``/help``.
+    :param idle_only: refuse to run while the agent works (the user is told to wait or press Esc);
+        by default a command typed while the agent works runs at once, as in pi.
+    """
 
     name: str
     handler: Callable[[str, Any], Awaitable[Any] | Any]
     description: str = ""
+    usage: str = ""
+    idle_only: bool = False
 
 
 @dataclass

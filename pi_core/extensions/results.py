@@ -74,6 +74,8 @@ class SlashCommandInfo:
     source_info: SourceInfo
     plugin: str | None = None
     """The plugin that registered it (plugin commands only)."""
+    usage: str = ""
+    """How its arguments are written (``"[name]"``), for ``/help``."""
 
 
 __all__ = ["ContextUsage", "ForkResult", "NavigateResult", "SessionResult", "SlashCommandInfo", "SourceInfo"]

@@ -13,7 +13,9 @@ Plugins reach it through their ``ctx`` (:class:`pi_core.ExtensionContext`), whos
 from __future__ import annotations
 
 import asyncio
+import difflib
 import inspect
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,6 +67,19 @@ PERSISTED_ROLES = ("user", "assistant", "toolResult", "system", "bashExecution")
 
 class SessionBusyError(RuntimeError):
     pass
+
+
+class UnknownCommandError(ValueError):
+    """``/word`` names no command, prompt template or skill; it is not sent to the model."""
+
+    def __init__(self, name: str, close: Sequence[str]) -> None:
+        hint = f"; did you mean {', '.join('/' + c for c in close)}?" if close else " (/help lists the commands)"
+        super().__init__(f"Unknown command /{name}{hint}")
+        self.name = name
+        self.close = list(close)
+
+
+COMMAND_WORD = re.compile(r"[A-Za-z0-9][\w:-]*")  # "/README.md" or "/usr/bin" is text, not a command
 
 
 @dataclass(frozen=True)
@@ -139,6 +154,7 @@ class AgentSession:
         self.templates = list(self.resources.templates) if self.resources else []
         self._starting: BeforeAgentStartEvent | None = None
         self._shutdown_listeners: list[Callable[[], Any]] = []
+        self._moved_listeners: list[Callable[[], Any]] = []
         self.shutdown_requested = False
         self.ctx = ExtensionContext(self.cwd, ui=ui, mode=mode, runtime=PluginBridge(self), flags=flags,
                                     events=host.events)
@@ -209,11 +225,12 @@ class AgentSession:
             return self.resources.prompt_options(self.tools())
         return SystemPromptOptions(cwd=self.cwd, tools=self.tools(), skills=self.skills)
 
-    def get_commands(self) -> list[SlashCommandInfo]:
-        """The ``/`` commands: plugin commands, then prompt templates, then skills (``skill:<name>``)."""
+    def get_commands(self, *, include_builtin: bool = False) -> list[SlashCommandInfo]:
+        """The ``/`` commands: plugin commands, then prompt templates, then skills (``skill:<name>``).
+        pi's own commands (``/model``, ``/tree``, ...) are left out unless ``include_builtin``."""
         from .commands import command_infos
 
-        return command_infos(self)
+        return command_infos(self, include_builtin=include_builtin)
 
     def tools(self) -> list[Tool]:
         return [t for t in (self.host.tools.get(n) for n in self._active_tools) if t is not None]
@@ -230,6 +247,16 @@ class AgentSession:
         """Hear of ``ctx.shutdown()`` (modes end the process when the agent is idle); returns a remover."""
         self._shutdown_listeners.append(listener)
         return lambda: self._shutdown_listeners.remove(listener) if listener in self._shutdown_listeners else None
+
+    def on_session_changed(self, listener: Callable[[], Any]) -> Callable[[], None]:
+        """Hear that the session now continues in another file (``/new``, ``/resume``, ``/fork``,
+        ``/clone``, reload): hosts redraw. Returns a remover."""
+        self._moved_listeners.append(listener)
+        return lambda: self._moved_listeners.remove(listener) if listener in self._moved_listeners else None
+
+    def _session_changed(self) -> None:
+        for listener in list(self._moved_listeners):
+            listener()
 
     def request_shutdown(self) -> None:
         self.shutdown_requested = True
@@ -659,6 +686,11 @@ class AgentSession:
             self._system_prompt_factory = self.resources.system_prompt
             self._refresh_system_message()
 
+    def _is_resource_command(self, name: str) -> bool:
+        if name.startswith("skill:"):
+            return any(s.name == name[6:] for s in self.skills)
+        return any(t.name == name for t in self.templates)
+
     def _expand(self, text: str) -> str:
         """``/skill:name args`` and ``/template args`` become their text (plain input stays as it is)."""
         if not text.startswith("/"):
@@ -668,12 +700,22 @@ class AgentSession:
         return expand_skill_command(text, self.skills) or expand_prompt_template(text, self.templates) or text
 
     async def _run_command(self, text: str) -> bool:
+        """Run ``/name args`` if ``name`` is a command; an unknown ``/word`` (no command, template or skill)
+        raises :class:`UnknownCommandError`. Other text (``/usr/bin is gone``) is no command."""
         if not text.startswith("/"):
             return False
         name, _, args = text[1:].partition(" ")
+        name = name.split("\n", 1)[0]
         command = self.host.commands.get(name)
         if command is None:
+            if COMMAND_WORD.fullmatch(name) and not self._is_resource_command(name):
+                known = [*self.host.commands.names(), *(t.name for t in self.templates),
+                         *(f"skill:{s.name}" for s in self.skills)]
+                raise UnknownCommandError(name, difflib.get_close_matches(name, known, n=3, cutoff=0.5))
             return False
+        if command.idle_only and self.is_streaming:
+            await self.ctx.ui.notify(f"/{name} can run when the agent is idle (Esc interrupts)", "warning")
+            return True
         result = command.handler(args.strip(), self.command_ctx)
         if inspect.isawaitable(result):
             await result
@@ -790,6 +832,7 @@ class AgentSession:
             self.session.create_branched_session(leaf_id)
         self.reload_transcript()
         await self.call_hook("session_start", SessionStartEvent(reason, previous))
+        self._session_changed()
 
     async def _rebind(self, manager: SessionManager, reason: MoveReason) -> None:
         previous = self.session.session_file
@@ -798,6 +841,7 @@ class AgentSession:
         self.session = manager
         self.reload_transcript()
         await self.call_hook("session_start", SessionStartEvent(reason, previous))
+        self._session_changed()
 
 
 def _default_active(tool: Tool | None) -> bool:
@@ -843,4 +887,4 @@ def _message_text(message: dict[str, Any]) -> str:
     return "".join(b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text")
 
 
-__all__ = ["AgentSession", "ForkPoint", "SessionBusyError"]
+__all__ = ["AgentSession", "ForkPoint", "SessionBusyError", "UnknownCommandError"]

@@ -77,8 +77,8 @@ class PluginBridge:
     def get_settings(self) -> Settings:
         return self._s.settings
 
-    def get_commands(self) -> list[SlashCommandInfo]:
-        return self._s.get_commands()
+    def get_commands(self, *, include_builtin: bool = False) -> list[SlashCommandInfo]:
+        return self._s.get_commands(include_builtin=include_builtin)
 
     # -- control ---------------------------------------------------------------------------------
 

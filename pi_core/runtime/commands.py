@@ -13,8 +13,10 @@ if TYPE_CHECKING:
 _SCOPES = {"user": "user", "project": "project", "path": "temporary"}
 
 
-def command_infos(session: AgentSession) -> list[SlashCommandInfo]:
+def command_infos(session: AgentSession, *, include_builtin: bool = False) -> list[SlashCommandInfo]:
     infos = [_plugin_command(session, name) for name in session.host.commands.names()]
+    if not include_builtin:  # pi's own commands are not listed to plugins and RPC clients
+        infos = [i for i in infos if i.source_info.source != "builtin"]
     infos += [_resource(t.name, t, "prompt") for t in session.templates]
     infos += [_resource(f"skill:{s.name}", s, "skill") for s in session.skills]
     return infos
@@ -28,7 +30,8 @@ def _plugin_command(session: AgentSession, name: str) -> SlashCommandInfo:
     scope = {"builtin": "builtin", "entrypoint": "user", "global": "user", "project": "project"}.get(source,
                                                                                                   "temporary")
     return SlashCommandInfo(entry.item.name, entry.item.description or None, "extension",
-                            SourceInfo(path, source, scope), plugin=entry.plugin)
+                            SourceInfo(path, source, scope), plugin=entry.plugin,
+                            usage=getattr(entry.item, "usage", "") or "")
 
 
 def _resource(name: str, item: Any, source: str) -> SlashCommandInfo:

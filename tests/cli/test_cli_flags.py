@@ -154,7 +154,8 @@ def test_prompt_template_paths_and_no_prompt_templates(tmp_path: Path) -> None:
     assert user_texts(requests[0]) == ["Explain recursion simply."]
     for flag in ("-np", "--no-prompt-templates"):
         result, requests = run(tmp_path, flag, "-p", "/review main.py")
-        assert user_texts(requests[0]) == ["/review main.py"]  # not expanded: templates are off
+        # templates are off: /review names nothing, so it is an unknown command, never sent to the model
+        assert result.returncode == 1 and "Unknown command /review" in result.stderr and requests == []
         result, requests = run(tmp_path, flag, "--prompt-template", str(given), "-p", "/explain x")
         assert user_texts(requests[0]) == ["Explain x simply."]
 

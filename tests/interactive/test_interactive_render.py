@@ -26,7 +26,8 @@ from pi_core import (
     UserMessage,
 )
 from pi_core.modes.interactive.blocks import summarize_args
-from pi_core.modes.interactive.commands import match_models, parse
+from pi_core.modes.interactive.commands import parse
+from plugins.commands.model import match_models
 from pi_core.modes.interactive.footer import format_tokens
 from pi_core.modes.interactive.render import Renderer
 from pi_core.modes.interactive.style import Palette, display_width, strip_ansi, wrap

@@ -24,13 +24,13 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
-from .commands import BUILTINS, BuiltinCommand, all_commands, parse
-from . import history as _history  # noqa: F401  (registers /history)
+from pi_core import UnknownCommandError
+
+from .commands import all_commands, parse
 from .dialogs import LineDialogs, TerminalDialogs
 from .footer import footer_rows
 from .keybindings import Keymap
 from .render import Renderer
-from .sessions import SwitchCancelled, switch_session
 from .style import ASCII_GLYPHS, Glyphs, Palette, clip, unicode_wanted
 from .terminal import (
     TerminalOutput,
@@ -100,6 +100,9 @@ class _EarlyHost:
 
     def editor_text(self) -> str:
         return self.draft
+
+    def show_block(self, title: str, lines: list[str]) -> None:
+        self.notices.append(("\n".join([title, *lines] if title else lines), "info"))
 
     def set_editor_text(self, text: str, *, paste: bool = False) -> None:
         self.draft = self.draft + text if paste else text
@@ -210,10 +213,12 @@ class InteractiveApp:
         session.ctx.ui = self.ui
         unsubscribe = session.subscribe(self.renderer.handle)
         forget = session.on_shutdown_requested(self._on_shutdown_requested)
+        forget_moves = session.on_session_changed(self._on_session_changed)
 
         def detach() -> None:
             unsubscribe()
             forget()
+            forget_moves()
 
         self._unsubscribe = detach
 
@@ -332,23 +337,13 @@ class InteractiveApp:
             return self._spawn(self._user_bash(text), track=not busy)
         if parsed is not None:
             name, args = parsed
-            command = BUILTINS.get(name)
-            if command is not None:
-                return self._builtin(command, args, busy)
-            if name in self.session.host.commands:  # runs now, also while the agent works
-                self.renderer.notice(f"{self.palette.glyphs.user} {text}")
+            if name in self.session.host.commands:  # the session runs it, also while the agent works
+                self.renderer.notice(f"{self.palette.glyphs.user} /{name}" + (f" {args}" if args else ""))
                 return self._spawn(self._prompt(text), track=not busy)
         if busy:
             self._queue(text, kind)
             return None
         return self._spawn(self._prompt(text))
-
-    def _builtin(self, command: BuiltinCommand, args: str, busy: bool) -> asyncio.Task[Any] | None:
-        if busy and not command.while_running:
-            self.renderer.notice(f"/{command.name} can run when the agent is idle (Esc interrupts)", "warning")
-            return None
-        self.renderer.notice(f"{self.palette.glyphs.user} /{command.name}" + (f" {args}" if args else ""))
-        return self._spawn(self._command(command, args), track=not busy)
 
     def _queue(self, text: str, kind: str) -> None:
         if not self.session.is_streaming:
@@ -367,6 +362,8 @@ class InteractiveApp:
     async def _prompt(self, text: str) -> None:
         try:
             await self.session.prompt(text, source="interactive")
+        except UnknownCommandError as exc:
+            self.renderer.notice(str(exc), "error")
         except Exception as exc:  # a failing hook or provider must not end the interactive session
             self.renderer.notice(f"Error: {type(exc).__name__}: {exc}", "error")
         finally:
@@ -407,12 +404,6 @@ class InteractiveApp:
         if private:
             self.renderer.notice("(not added to the model's context)")
 
-    async def _command(self, command: BuiltinCommand, args: str) -> None:
-        try:
-            await command.handler(self, args)
-        except Exception as exc:
-            self.renderer.notice(f"/{command.name} failed: {type(exc).__name__}: {exc}", "error")
-
     # -- what commands use ---------------------------------------------------------------------
 
     def request_exit(self) -> None:
@@ -420,16 +411,10 @@ class InteractiveApp:
         self._suspend_editor()
         self._lines.put_nowait(None)
 
-    async def switch_session(self, target: Any, reason: str) -> bool:
-        try:
-            new = await switch_session(self.session, target, reason)
-        except SwitchCancelled as exc:
-            self.renderer.notice(f"Not switched: {exc}", "warning")
-            return False
-        self._attach(new)
+    def _on_session_changed(self) -> None:
+        """The session continues in another file (``/new``, ``/resume``, ``/fork``, ``/clone``): redraw."""
         self._header()
         self._show_history()
-        return True
 
     def _show_history(self) -> None:
         """The tail of the conversation, and the footer's totals for the whole of it."""
@@ -669,6 +654,9 @@ class InteractiveApp:
 
     def notify(self, message: str, level: str) -> None:
         self.renderer.notice(message, level)
+
+    def show_block(self, title: str, lines: list[str]) -> None:
+        self.renderer.print_block([self.palette(title, "bold"), *lines] if title else lines)
 
     def set_status(self, key: str, text: str | None) -> None:
         if text is None:

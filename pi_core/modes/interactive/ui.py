@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from pi_core import UI
@@ -37,6 +38,7 @@ class DialogHost(Protocol):
     def set_widget(self, key: str, lines: list[str] | None, placement: str) -> None: ...
     def editor_text(self) -> str: ...
     def set_editor_text(self, text: str, *, paste: bool = False) -> None: ...
+    def show_block(self, title: str, lines: list[str]) -> None: ...
 
 
 class InteractiveUI(UI):
@@ -99,6 +101,92 @@ class InteractiveUI(UI):
         answer = await self._ask(lambda: self.dialogs.input(title, "", prefill), None)
         self._echo(title, answer)
         return answer
+
+    async def show(self, title: str, lines: Sequence[str]) -> None:
+        self.host.show_block(title, [str(line) for line in lines])
+
+    async def show_earlier_messages(self, count: int | None = None) -> int | None:
+        return int(self.host.renderer.history(count))  # type: ignore[attr-defined]
+
+    def key_help(self) -> list[tuple[str, str]]:
+        from .commands import KEYS
+
+        return list(KEYS)
+
+    async def copy_to_clipboard(self, text: str) -> str | None:
+        from .commands import copy_to_clipboard
+
+        return await asyncio.to_thread(copy_to_clipboard, text)
+
+    # -- the pickers commands ask for (pi_core.UI answers them with None) ---------------------------
+
+    async def select_model(self, models: Sequence[Any], current: Any = None) -> Any:
+        def is_current(m: Any) -> bool:
+            return current is not None and (m.provider, m.id) == (current.provider, current.id)
+
+        labels = [f"{m.provider}/{m.id}" + (f"  {m.name}" if m.name and m.name != m.id else "")
+                  + ("  (current)" if is_current(m) else "") for m in models]
+        index = await self.select_index("Model", labels)
+        return None if index is None else list(models)[index]
+
+    async def select_fork_point(self, points: Sequence[Any], *, title: str) -> Any:
+        index = await self.select_index(title, [" ".join(p.text.split())[:70] or "(empty)" for p in points])
+        return None if index is None else list(points)[index]
+
+    async def select_session(self, load: Callable[[bool], Sequence[Any]], *, exclude: Any = None,
+                             title: str = "Resume session") -> Any:
+        """The session picker (:mod:`.session_picker`); renaming and deleting happen inside it."""
+        from pi_core import SessionManager
+
+        from .session_picker import PickerState, move_to_trash
+
+        state = PickerState(lambda everywhere: list(load(everywhere)), exclude=str(exclude) if exclude else None)
+        starting = getattr(self.host, "starting", False)
+        while True:
+            picked = await self.pick_session_ui(state, title=title)
+            if picked is None:
+                if starting:  # Esc in `pi -r` leaves, as pi does
+                    self.host.request_exit()  # type: ignore[attr-defined]
+                return None
+            action, info = picked
+            if action == "resume":
+                return info
+            if action == "rename":
+                name = await self.input_prefilled("New name for the session", info.name or "")
+                if name and name.strip():
+                    other = SessionManager.open(info.path)
+                    try:
+                        other.append_session_info(name.strip())
+                    finally:
+                        other.close()
+                    self.host.notify(f"Renamed to {name.strip()}", "info")
+            elif action == "delete":
+                what = info.name or " ".join(info.first_message.split())[:60]
+                if await self.confirm("Delete this session?", f"{what} (moved to the trash)"):
+                    self.host.notify(f"Moved to the trash: {move_to_trash(Path(info.path))}", "info")
+            state.refresh(reload=True)
+
+    async def select_tree_entry(self, session: Any, *, title: str = "Session tree") -> str | None:
+        """The tree navigator (:mod:`.tree_view`); labels are edited inside it."""
+        from .tree_view import TreeState
+
+        settings = getattr(getattr(self.host, "session", None), "settings", None)
+        mode = settings.get("treeFilterMode", None) if settings is not None and hasattr(settings, "get") else None
+        state = TreeState(session.get_tree(), session.get_leaf_id(), mode if isinstance(mode, str) else "default")
+        if not state.rows:
+            return None
+        while True:
+            picked = await self.navigate_tree_ui(state, getattr(self.host, "keymap", None), title=title)
+            if picked is None:
+                return None
+            action, entry_id = picked
+            if action != "label":
+                return entry_id
+            label = await self.input_prefilled("Label (empty removes it)", session.get_label(entry_id) or "")
+            if label is not None:
+                session.append_label_change(entry_id, label.strip() or None)
+                state.roots = session.get_tree()
+                state.rebuild(select=entry_id)
 
     async def set_status(self, key: str, text: str | None) -> None:
         self.host.set_status(key, text)

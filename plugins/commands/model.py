@@ -1,0 +1,76 @@
+"""Built-in plugin: ``/model`` and ``/thinking``, on the public command context."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pi_core import Command, CommandContext, Model, hookimpl
+
+THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
+
+
+@hookimpl
+def register_commands(register: Any) -> None:
+    register(Command("model", _model, "Switch the model (a pattern, provider/id, or choose from a list)",
+                     usage="[pattern]", idle_only=True))
+    register(Command("thinking", _thinking, "Set the thinking level (no argument: choose)", usage="[level]"))
+
+
+def available_models(ctx: CommandContext) -> list[Model]:
+    """The session's usable models (with credentials, or needing none); the current one always among them."""
+    registry = ctx.model_registry
+    try:
+        models = list(registry.get_available()) or list(registry.get_all())
+    except Exception:  # noqa: BLE001 - a broken credentials file must not break the command
+        models = list(registry.get_all())
+    current = ctx.model
+    if current is not None and not any((m.provider, m.id) == (current.provider, current.id) for m in models):
+        models.insert(0, current)
+    return models
+
+
+def match_models(models: list[Model], pattern: str) -> list[Model]:
+    """Exact ``provider/id`` or id first; else every model whose ``provider/id`` or name contains the
+    pattern (case-insensitive)."""
+    wanted = pattern.strip().lower()
+    exact = [m for m in models if wanted in (m.id.lower(), f"{m.provider}/{m.id}".lower())]
+    if exact:
+        return exact
+    return [m for m in models if wanted in f"{m.provider}/{m.id}".lower() or wanted in (m.name or "").lower()]
+
+
+async def _model(args: str, ctx: CommandContext) -> None:
+    models = available_models(ctx)
+    matches = match_models(models, args) if args else models
+    if not matches:
+        try:
+            close = ctx.model_registry.close_names(args)
+        except Exception:  # noqa: BLE001
+            close = []
+        hint = f"; close: {', '.join(close)}" if close else ""
+        await ctx.ui.notify(f"No model matches {args!r}{hint}", "error")
+        return
+    chosen = matches[0] if len(matches) == 1 and args else await ctx.ui.select_model(matches, ctx.model)
+    if chosen is None:
+        return
+    if not ctx.set_model(chosen):
+        await ctx.ui.notify(f"{chosen.provider}/{chosen.id} has no credentials (/login)", "error")
+        return
+    await ctx.ui.notify(f"Model: {chosen.provider}/{chosen.id}" + ("" if chosen.reasoning else " (no thinking)"))
+
+
+async def _thinking(args: str, ctx: CommandContext) -> None:
+    level = args.lower()
+    if not level:
+        picked = await ctx.ui.select(f"Thinking level (now {ctx.thinking_level})", list(THINKING_LEVELS))
+        if picked is None:
+            return
+        level = picked
+    if level not in THINKING_LEVELS:
+        await ctx.ui.notify(f"Unknown thinking level {level!r}; choose one of {', '.join(THINKING_LEVELS)}", "error")
+        return
+    model = ctx.model
+    if level != "off" and model is not None and not model.reasoning:
+        await ctx.ui.notify(f"{model.id} does not support thinking; the level stays off", "warning")
+        level = "off"
+    await ctx.ui.notify(f"Thinking level: {ctx.set_thinking_level(level)}")
