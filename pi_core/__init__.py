@@ -99,10 +99,12 @@ _EXPORTS: dict[str, str] = {
     "Replacement": "pi_core.toolkit.textmatch",
     "SearchError": "pi_core.toolkit.search",
     "ShellResult": "pi_core.toolkit.process",
+    "SpecialFileError": "pi_core.toolkit.blocking",
     "TextFile": "pi_core.toolkit.textmatch",
     "Truncation": "pi_core.toolkit.truncate",
     "apply_edits": "pi_core.toolkit.textmatch",
     "capped_listing": "pi_core.toolkit.results",
+    "check_regular_file": "pi_core.toolkit.blocking",
     "count_argument": "pi_core.toolkit.results",
     "atomic_write": "pi_core.toolkit.mutation",
     "build_env": "pi_core.toolkit.process",
@@ -122,9 +124,11 @@ _EXPORTS: dict[str, str] = {
     "mutation_key": "pi_core.toolkit.mutation",
     "path_key": "pi_core.toolkit.search",
     "prepare_image": "pi_core.toolkit.images",
+    "run_blocking": "pi_core.toolkit.blocking",
     "run_process": "pi_core.toolkit.process",
     "run_shell": "pi_core.toolkit.process",
     "sanitize_output": "pi_core.toolkit.process",
+    "special_file_kind": "pi_core.toolkit.blocking",
     "truncate_head": "pi_core.toolkit.truncate",
     "truncate_head_tail": "pi_core.toolkit.truncate",
     "truncate_line": "pi_core.toolkit.truncate",
@@ -334,6 +338,7 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
     from .packages.resolve import PackageResource, PackageSet, ResolvedPackage, discover_package_resources, resolve_packages
     from .packages.sources import PackageSource, parse_package_source
     from .runtime.system_prompt import SystemPrompt, SystemPromptOptions, build_system_prompt
+    from .toolkit.blocking import SpecialFileError, check_regular_file, run_blocking, special_file_kind
     from .toolkit.diff import edit_diff
     from .toolkit.ignore import Overrides, compile_pattern, glob_to_regex, walk
     from .toolkit.images import PreparedImage, detect_image_mime, detect_image_mime_file, prepare_image

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..ai.abort import AbortSignal
+from .blocking import run_blocking
 from .ignore import Overrides, inside_git_repo, walk
 
 _COMMON = ["--no-config", "--hidden", "--no-ignore-global", "--no-messages", "--color=never"]
@@ -75,7 +76,7 @@ async def list_files(root: Path, *, ripgrep: bool | None = None, signal: AbortSi
     """Every file under ``root`` that ignore rules keep, as sorted relative POSIX paths."""
     rg = use_ripgrep(ripgrep)
     if rg is None:
-        return await asyncio.to_thread(lambda: [rel for rel, is_dir in walk(root) if not is_dir])
+        return await run_blocking(lambda: [rel for rel, is_dir in walk(root) if not is_dir], signal=signal, name="find")
     lines: list[str] = []
     out = bytearray()
 
@@ -279,8 +280,8 @@ async def grep(target: Path, pattern: str, *, ignore_case: bool = False, literal
     opts = dict(ignore_case=ignore_case, literal=literal, glob=glob)
     rg = use_ripgrep(ripgrep)
     if rg is None:
-        return await asyncio.to_thread(_grep_python, target, pattern, context=context, limit=limit,
-                                       signal=signal, **opts)  # type: ignore[arg-type]
+        return await run_blocking(lambda: _grep_python(target, pattern, context=context, limit=limit, signal=signal,
+                                                       **opts), signal=signal, name="grep")  # type: ignore[arg-type]
     # Unsorted first (parallel, fast); only when the limit cuts results off does order matter, and
     # then a sorted run (which also stops early) decides which matches are shown.
     result = await _grep_rg(rg, target, pattern, limit, context, signal, False, **opts)

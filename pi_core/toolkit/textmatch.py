@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import bisect
 import difflib
+import heapq
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
@@ -112,11 +113,14 @@ def _normalise(text: str, fold_unicode: bool) -> tuple[str, list[int]]:
     pos = 0
     for line in text.split("\n"):
         stripped = line.rstrip(" \t")
-        for i, ch in enumerate(stripped):
-            mapped = unicodedata.normalize("NFKC", ch).translate(_FOLD) if fold_unicode and ord(ch) > 127 else ch
-            for m in mapped:
-                out.append(m)
-                index.append(pos + i)
+        if not fold_unicode or stripped.isascii():  # the common case: one output character per input one
+            out.append(stripped)
+            index.extend(range(pos, pos + len(stripped)))
+        else:
+            for i, ch in enumerate(stripped):
+                mapped = unicodedata.normalize("NFKC", ch).translate(_FOLD) if ord(ch) > 127 else ch
+                out.append(mapped)
+                index.extend([pos + i] * len(mapped))
         pos += len(line)
         out.append("\n")
         index.append(pos)
@@ -139,7 +143,42 @@ def _line_of(content: str, offset: int) -> int:
     return content.count("\n", 0, offset) + 1
 
 
+def _lines_of(content: str, offsets: Sequence[int]) -> list[int]:
+    """The line number of each offset, in one pass over ``content`` (offsets in any order)."""
+    lines: dict[int, int] = {}
+    line, at = 1, 0
+    for offset in sorted(set(offsets)):
+        line += content.count("\n", at, offset)
+        lines[offset], at = line, offset
+    return [lines[o] for o in offsets]
+
+
+def _sequence_matches(items: Sequence[str], pattern: Sequence[str]) -> list[int]:
+    """Every start where ``pattern`` occurs in ``items`` (overlaps included), in linear time (KMP)."""
+    n = len(pattern)
+    fail = [0] * n
+    k = 0
+    for i in range(1, n):
+        while k and pattern[i] != pattern[k]:
+            k = fail[k - 1]
+        if pattern[i] == pattern[k]:
+            k += 1
+        fail[i] = k
+    found, k = [], 0
+    for i, item in enumerate(items):
+        while k and item != pattern[k]:
+            k = fail[k - 1]
+        if item == pattern[k]:
+            k += 1
+        if k == n:
+            found.append(i - n + 1)
+            k = fail[k - 1]
+    return found
+
+
 def _ws_key(line: str) -> str:
+    if line.isascii():  # NFKC and the fold table leave ASCII alone
+        return " ".join(line.split())
     return " ".join(unicodedata.normalize("NFKC", line).translate(_FOLD).split())
 
 
@@ -190,22 +229,23 @@ def _find_substring(content: str, old: str, stage: str) -> list[tuple[int, int]]
     return spans
 
 
-def _find_lines(content: str, old: str) -> list[tuple[int, int, list[str], list[str]]]:
+def _find_lines(content: str, old: str) -> tuple[list[int], tuple[int, int, list[str], list[str]] | None]:
+    """Start offsets of the line windows matching ``old`` by whitespace key, and the details
+    (start, end, old lines, file lines) when there is exactly one."""
     old_lines = old.split("\n")
     if old_lines and old_lines[-1] == "" and len(old_lines) > 1:
         old_lines = old_lines[:-1]
     keys = [_ws_key(line) for line in old_lines]
     if not any(keys):
-        return []
+        return [], None
     file_lines = content.split("\n")
     file_keys = [_ws_key(line) for line in file_lines]
     spans = _line_spans(content)
-    found = []
     n = len(keys)
-    for i in range(len(file_lines) - n + 1):
-        if file_keys[i:i + n] == keys:
-            found.append((spans[i][0], spans[i + n - 1][1], old_lines, file_lines[i:i + n]))
-    return found
+    found = _sequence_matches(file_keys, keys)
+    only = (spans[found[0]][0], spans[found[0] + n - 1][1], old_lines, file_lines[found[0]:found[0] + n]) \
+        if len(found) == 1 else None
+    return [spans[i][0] for i in found], only
 
 
 def find_edit(content: str, edit: Edit, index: int = 0, *, label: str = "the file",
@@ -222,21 +262,21 @@ def find_edit(content: str, edit: Edit, index: int = 0, *, label: str = "the fil
             return Replacement(start, end, new, index, stage)
         if spans:
             raise _ambiguous(content, name, label, stage, [s for s, _ in spans], index)
-    matches = _find_lines(content, old)
-    if len(matches) == 1:
-        start, end, old_lines, file_lines = matches[0]
+    starts, only = _find_lines(content, old)
+    if only is not None:
+        start, end, old_lines, file_lines = only
         text = _reindent(new.removesuffix("\n") if old.endswith("\n") else new, old_lines, file_lines)
         if old.endswith("\n") and end < len(content):
             end += 1
             text += "\n"
         return Replacement(start, end, text, index, "indentation")
-    if matches:
-        raise _ambiguous(content, name, label, "indentation", [m[0] for m in matches], index)
+    if starts:
+        raise _ambiguous(content, name, label, "indentation", starts, index)
     raise _not_found(content, old, name, label, index)
 
 
 def _ambiguous(content: str, name: str, label: str, stage: str, starts: list[int], index: int) -> EditError:
-    lines = [_line_of(content, s) for s in starts]
+    lines = _lines_of(content, starts)
     shown = ", ".join(map(str, lines[:10])) + (", ..." if len(lines) > 10 else "")
     how = "" if stage == "exact" else f" when {_STAGE_HINT[stage]}"
     return EditError(
@@ -257,24 +297,35 @@ def _not_found(content: str, old: str, name: str, label: str, index: int) -> Edi
     return EditError(message, "not_found", index, candidate=candidate)
 
 
-_MAX_SCAN_LINES = 20000
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+_RANKED_WINDOWS = 40
+"""How many of the windows sharing the most words with the old text are compared closely."""
+_CHAR_LEVEL_LIMIT = 4000
+"""Old texts up to this long are compared character by character, longer ones line by line
+(character-level matching is quadratic and takes minutes on a few hundred lines)."""
 
 
 def closest_region(content: str, old: str) -> Candidate | None:
     """The window of lines most similar to ``old`` (same number of lines), or None if nothing is
-    even 40% alike."""
+    even 40% alike.
+
+    Linear in the file: every window is ranked by the words it shares with the old text (a
+    sliding count), and only the best-ranked few are compared closely.
+    """
     old_lines = old.strip("\n").split("\n")
-    lines = content.split("\n")[:_MAX_SCAN_LINES]
+    lines = content.split("\n")
     n = min(len(old_lines), len(lines))
     if n == 0:
         return None
-    target = "\n".join(_ws_key(line) for line in old_lines)
+    old_keys = [_ws_key(line) for line in old_lines]
     keys = [_ws_key(line) for line in lines]
-    best: tuple[float, int] = (0.0, -1)
+    target = "\n".join(old_keys)
+    char_level = len(target) <= _CHAR_LEVEL_LIMIT
     matcher = difflib.SequenceMatcher(None, autojunk=False)
-    matcher.set_seq2(target)
-    for i in range(len(lines) - n + 1):
-        matcher.set_seq1("\n".join(keys[i:i + n]))
+    matcher.set_seq2(target if char_level else old_keys)  # type: ignore[arg-type]
+    best: tuple[float, int] = (0.0, -1)
+    for i in sorted(_ranked_windows(keys, old_keys, n)):
+        matcher.set_seq1("\n".join(keys[i:i + n]) if char_level else keys[i:i + n])  # type: ignore[arg-type]
         if matcher.real_quick_ratio() <= best[0] or matcher.quick_ratio() <= best[0]:
             continue
         ratio = matcher.ratio()
@@ -286,6 +337,29 @@ def closest_region(content: str, old: str) -> Candidate | None:
     return Candidate(start + 1, start + n, best[0], lines[start:start + n])
 
 
+def _ranked_windows(keys: list[str], old_keys: list[str], n: int) -> list[int]:
+    """Starts of the windows of ``n`` lines sharing the most words with ``old_keys`` (earliest first on ties)."""
+    wanted: dict[str, int] = {}
+    for key in old_keys:
+        for token in _TOKEN.findall(key):
+            wanted[token] = wanted.get(token, 0) + 1
+    tokens = [[t for t in _TOKEN.findall(key) if t in wanted] for key in keys]
+    have: dict[str, int] = {}
+    shared = 0
+    scores: list[int] = []
+    for i, line_tokens in enumerate(tokens):
+        for t in line_tokens:
+            have[t] = have.get(t, 0) + 1
+            shared += have[t] <= wanted[t]
+        if i >= n:
+            for t in tokens[i - n]:
+                shared -= have[t] <= wanted[t]
+                have[t] -= 1
+        if i >= n - 1:
+            scores.append(shared)
+    return heapq.nlargest(_RANKED_WINDOWS, range(len(scores)), key=lambda s: (scores[s], -s))
+
+
 # -- applying several edits --------------------------------------------------------------------------
 
 
@@ -294,8 +368,13 @@ def _is_applied(content: str, edit: Edit) -> bool:
     new, old = edit.new_text, edit.old_text
     if not new.strip() or new == old or new not in content:
         return False
-    homes = [(i, i + len(new)) for i in _occurrences(content, new)]
-    return all(any(s <= i and i + len(old) <= e for s, e in homes) for i in _occurrences(content, old))
+    homes = _occurrences(content, new)  # sorted, non-overlapping
+    for i in _occurrences(content, old):
+        # the copy of the new text starting last at or before i is the only one that can hold it
+        home = bisect.bisect_right(homes, i) - 1
+        if home < 0 or i + len(old) > homes[home] + len(new):
+            return False
+    return True
 
 
 def apply_edits(content: str, edits: Sequence[Edit], *, label: str = "the file") -> EditOutcome:

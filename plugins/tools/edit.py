@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
-from pi_core import Tool, ToolCapabilities, ToolContext, ToolError, ToolResult, hookimpl, parse_json
+from pi_core import Tool, ToolCapabilities, ToolContext, ToolError, ToolResult, hookimpl, parse_json, run_blocking
 
 DESCRIPTION = (
     "Change one file by replacing pieces of its text. Each edits[] entry names an oldText that must "
@@ -89,10 +88,14 @@ _LOOSE = {
 
 
 def _edit(path: Path, path_arg: str, edits: list[Any]) -> ToolResult:
-    from pi_core import Edit, EditError, TextFile, apply_edits, atomic_write, edit_diff
+    from pi_core import Edit, EditError, SpecialFileError, TextFile, apply_edits, atomic_write, check_regular_file, \
+        edit_diff
 
     try:
+        check_regular_file(path, "edit")
         raw = path.read_bytes()
+    except SpecialFileError as e:
+        raise ToolError(str(e)) from e
     except FileNotFoundError as e:
         raise ToolError(f"Cannot edit {path_arg}: no such file ({path}). Use write to create it.") from e
     except IsADirectoryError as e:
@@ -136,7 +139,7 @@ async def execute(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
     path = ctx.resolve(path_arg)
     async with file_mutation_lock(path):
         ctx.signal.throw_if_aborted()
-        return await asyncio.to_thread(_edit, path, path_arg, edits)
+        return await run_blocking(_edit, path, path_arg, edits, signal=ctx.signal, name="edit")
 
 
 def make_edit_tool() -> Tool:

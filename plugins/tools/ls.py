@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from pi_core import (
     capped_listing,
     count_argument,
     hookimpl,
+    run_blocking,
 )
 
 DEFAULT_LIMIT = 500
@@ -83,7 +83,7 @@ async def execute(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
         raise ToolError(f"Path not found: {path}")
     if not path.is_dir():
         raise ToolError(f"Not a directory: {path}")
-    entries, limited = await asyncio.to_thread(_list, path, limit)
+    entries, limited = await run_blocking(_list, path, limit, signal=ctx.signal, name="ls")
     if not entries:
         return ToolResult.text("(empty directory)")
     notices: list[str] = []

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import math
 import os
@@ -22,6 +21,7 @@ from pi_core import (
     ToolResult,
     format_size,
     hookimpl,
+    run_blocking,
     truncate_head,
 )
 
@@ -173,13 +173,14 @@ def _missing(path: Path) -> ToolError:
 
 
 def _read(path: Path, path_arg: str, offset: int | None, limit: int | None) -> ToolResult:
-    from pi_core import detect_image_mime_file
+    from pi_core import SpecialFileError, check_regular_file, detect_image_mime_file
 
     if not path.exists():
         raise _missing(path)
     if path.is_dir():
         raise ToolError(f"{path} is a directory, not a file; list it with ls or bash instead.")
     try:
+        check_regular_file(path, "read")
         mime = detect_image_mime_file(path)
         if mime:
             return _read_image(path, mime)
@@ -192,6 +193,8 @@ def _read(path: Path, path_arg: str, offset: int | None, limit: int | None) -> T
         raise ToolError(f"Permission denied: {path}") from e
     except IsADirectoryError as e:
         raise ToolError(f"{path} is a directory, not a file.") from e
+    except SpecialFileError as e:
+        raise ToolError(str(e)) from e
 
 
 def _int_arg(params: dict[str, Any], name: str, minimum: int) -> int | None:
@@ -214,7 +217,7 @@ async def execute(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
     offset = int(offset) if isinstance(offset, (int, float)) and math.isfinite(offset) and abs(offset) < 1e15 else None
     limit = _int_arg(params, "limit", 1)
     path = resolve_read_path(path_arg, ctx)
-    result = await asyncio.to_thread(_read, path, path_arg, offset, limit)
+    result = await run_blocking(_read, path, path_arg, offset, limit, signal=ctx.signal, name="read")
     ctx.signal.throw_if_aborted()
     result.structured_content = _structured(result)
     return result

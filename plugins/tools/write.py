@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
-from pi_core import Tool, ToolCapabilities, ToolContext, ToolError, ToolResult, hookimpl
+from pi_core import Tool, ToolCapabilities, ToolContext, ToolError, ToolResult, hookimpl, run_blocking
 
 DESCRIPTION = (
     "Create a file with the given content, or replace an existing file's content entirely. Missing "
@@ -42,10 +41,14 @@ def _encode(content: str, path: Path) -> tuple[bytes, str]:
 
 
 def _write(path: Path, content: str) -> str:
-    from pi_core import atomic_write
+    from pi_core import SpecialFileError, atomic_write, check_regular_file
 
     if path.is_dir():
         raise ToolError(f"{path} is a directory; give a file path to write.")
+    try:
+        check_regular_file(path, "write")
+    except SpecialFileError as e:
+        raise ToolError(str(e)) from e
     data, note = _encode(content, path)
     try:
         atomic_write(path, data)
@@ -67,7 +70,7 @@ async def execute(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
     async with file_mutation_lock(path):
         ctx.signal.throw_if_aborted()
         existed = path.exists()
-        note = await asyncio.to_thread(_write, path, content)
+        note = await run_blocking(_write, path, content, signal=ctx.signal, name="write")
     verb = "Overwrote" if existed else "Created"
     size = len(content.encode("utf-8", "surrogatepass"))
     return ToolResult.text(f"{verb} {path_arg} ({size} bytes){note}.")
