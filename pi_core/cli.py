@@ -53,6 +53,10 @@ def run(args: list[str]) -> int:
     from .startup import startup_done
 
     options, rest = preparse(args)
+    if _protocol_mode(rest):  # before any plugin is imported: their prints must not reach the stream
+        from .modes.protocol_stdout import take_over_stdout
+
+        take_over_stdout()
     temporary = _temporary_packages(options.package_sources)
     if temporary is None:
         return 1
@@ -130,6 +134,19 @@ def _interactive(args: list[str]) -> bool:
         return False
     return not any(a in ("-p", "--print", "--mode", "--help", "-h", "--list-models", "--export") or
                    a.startswith("--mode=") for a in args)
+
+
+def _protocol_mode(args: list[str]) -> bool:
+    """``--mode json`` or ``--mode rpc``, where stdout carries the protocol alone."""
+    from .cli_args import BUILTIN_COMMANDS
+
+    if (args and args[0] in BUILTIN_COMMANDS) or any(a in ("--help", "-h") for a in args):
+        return False
+    for i, arg in enumerate(args):
+        value = arg[7:] if arg.startswith("--mode=") else args[i + 1] if arg == "--mode" and i + 1 < len(args) else None
+        if value in ("json", "rpc"):
+            return True
+    return False
 
 
 def ask_trust(cwd: object) -> tuple[bool, bool] | None:

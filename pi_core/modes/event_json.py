@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from typing import Any
 
 from pydantic import BaseModel
 
 from ..agent.tools import ToolResult
 from ..safejson import json_safe
+
+_UNSAFE = re.compile("[\u2028\u2029\ud800-\udfff]")
 
 # Fields that are part of the in-process event but not of pi's JSON line.
 _DROP: dict[str, set[str]] = {
@@ -74,13 +77,16 @@ def _stream_event(event: Any) -> Any:
 
 
 def dumps(event: Any) -> str:
-    """One JSON line (no newline). U+2028/U+2029 are escaped so line-based readers never split a record."""
+    """One JSON line (no newline). U+2028/U+2029 are escaped so line-based readers never split a record,
+    and lone surrogates as ``JSON.stringify`` does, so the line is always valid UTF-8."""
     data = event_to_json(event) if not isinstance(event, dict) else event
     try:
         text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except ValueError:  # a non-finite float (a model's 1e400): JSON.stringify writes null
         text = json.dumps(json_safe(data), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    if text.isascii():
+        return text
+    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 __all__ = ["dumps", "event_to_json", "to_jsonable"]

@@ -1,7 +1,11 @@
 """Print mode (``pi -p``): run one prompt, print the final answer on stdout, errors on stderr.
 
 Exit code 0 when the last answer is a normal stop, 1 when the run ended in a model error or was
-aborted (pi's users asked for this to be reliable).
+aborted (pi's users asked for this to be reliable), 143/129 when SIGTERM/SIGHUP stopped it.
+
+The answer is the last assistant message *this run* produced, caught from the event stream as it
+ends — not found by looking at the message list afterwards, which compaction rewrites (a compacted
+run can end with fewer messages than it started with) and retries trim.
 """
 
 from __future__ import annotations
@@ -10,25 +14,48 @@ import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..ai.types import AssistantMessage
+from ..events import MessageEndEvent
+from .signals import SignalStop, abort_session
 
 if TYPE_CHECKING:
     from ..runtime.agent_session import AgentSession
 
 
-def last_answer(session: AgentSession) -> AssistantMessage | None:
-    return next((m for m in reversed(session.messages) if isinstance(m, AssistantMessage)), None)
-
-
-def exit_code_for(session: AgentSession) -> int:
-    answer = last_answer(session)
+def answer_code(answer: AssistantMessage | None) -> int:
+    """0 for a normal answer (or none: a command handled the input), 1 for a model error or an abort."""
     return 1 if answer is not None and answer.stop_reason in ("error", "aborted") else 0
 
 
+class AnswerWatcher:
+    """Subscribed to a session, remembers the last assistant message that ended."""
+
+    def __init__(self) -> None:
+        self.answer: AssistantMessage | None = None
+
+    def __call__(self, event: Any) -> None:
+        if isinstance(event, MessageEndEvent) and isinstance(event.message, AssistantMessage):
+            self.answer = event.message
+
+
+async def prompt_watched(session: AgentSession, prompt: str, images: list[Any] | None) -> tuple[
+        AssistantMessage | None, int | None]:
+    """Run one prompt with SIGTERM/SIGHUP aborting it; the run's last answer and the signal's exit code."""
+    watcher = AnswerWatcher()
+    unsubscribe = session.subscribe(watcher)
+    try:
+        with SignalStop(abort_session(session)) as stop:
+            await session.prompt(prompt, images, source="print")
+    finally:
+        unsubscribe()
+    return watcher.answer, stop.code
+
+
 async def run_print(session: AgentSession, prompt: str, *, images: list[Any] | None = None,
-                    out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
-    before = len(session.messages)
-    await session.prompt(prompt, images, source="print")
-    answer = last_answer(session) if len(session.messages) > before else None
+                    out: TextIO | None = None, err: TextIO | None = None) -> int:
+    out, err = out or sys.stdout, err or sys.stderr
+    answer, signalled = await prompt_watched(session, prompt, images)
+    if signalled is not None:
+        return signalled
     if answer is None:
         return 0
     if answer.stop_reason in ("error", "aborted"):
@@ -40,4 +67,4 @@ async def run_print(session: AgentSession, prompt: str, *, images: list[Any] | N
     return 0
 
 
-__all__ = ["exit_code_for", "last_answer", "run_print"]
+__all__ = ["AnswerWatcher", "answer_code", "prompt_watched", "run_print"]

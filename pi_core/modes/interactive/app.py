@@ -26,6 +26,7 @@ from typing import Any, TextIO, TypeVar
 
 from pi_core import UnknownCommandError
 
+from ..signals import SignalStop
 from .commands import all_commands, parse
 from .dialogs import LineDialogs, TerminalDialogs
 from .footer import footer_rows
@@ -124,6 +125,7 @@ class InteractiveApp:
         self.stdin = stdin
         self.stdout = stdout
         self.tty = tty
+        self.exit_code = 0  # 143/129 when SIGTERM/SIGHUP ended the program
         glyphs = Glyphs() if unicode_wanted(stdout) else ASCII_GLYPHS
         self.palette = Palette.for_stream(stdout) if tty else Palette(False, glyphs)
         self._theme_errors: list[str] = []
@@ -236,6 +238,7 @@ class InteractiveApp:
         self._header()
         self._show_history()
         restore = self._install_sigint()
+        terminate = SignalStop(self._on_terminate).install()
         try:
             if initial_prompt and initial_prompt.strip():
                 self.starting = True  # e.g. `pi -r`: Esc in the picker exits
@@ -250,8 +253,9 @@ class InteractiveApp:
         finally:
             self._loop_done = True
             restore()
+            terminate.remove()
             await self._shutdown()
-        return 0
+        return self.exit_code
 
     def _header(self) -> None:
         from pi_core import __version__
@@ -289,12 +293,13 @@ class InteractiveApp:
         finally:
             if self._unsubscribe is not None:
                 self._unsubscribe()
-            if isinstance(self.output, TerminalOutput):
-                # a flush begun just before the editor went away may never be answered: don't wait on it
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(self.output.flush(), 1.0)
-                self.output.flush_now()
-            self._print_resume_hint()
+            with contextlib.suppress(OSError):  # after a hangup there is no terminal to write to
+                if isinstance(self.output, TerminalOutput):
+                    # a flush begun just before the editor went away may never be answered: don't wait on it
+                    with contextlib.suppress(asyncio.TimeoutError):
+                        await asyncio.wait_for(self.output.flush(), 1.0)
+                    self.output.flush_now()
+                self._print_resume_hint()
 
     def _print_resume_hint(self) -> None:
         from .actions import resume_command
@@ -314,6 +319,19 @@ class InteractiveApp:
         except (NotImplementedError, RuntimeError, ValueError):
             return lambda: None
         return lambda: loop.remove_signal_handler(signal.SIGINT)
+
+    def _terminal_gone(self) -> None:
+        self.exit_code = self.exit_code or 129
+        if self.is_working():
+            self.interrupt()
+        self._exit = True
+
+    def _on_terminate(self, code: int) -> None:
+        """SIGTERM/SIGHUP: stop the run as Esc would, then quit (session_shutdown runs) with ``code``."""
+        self.exit_code = code
+        if self.is_working():
+            self.interrupt()
+        self.request_exit()
 
     def _on_sigint(self) -> None:
         if self.is_working():
@@ -745,6 +763,9 @@ class InteractiveApp:
             self._exit = True
             return None
         except KeyboardInterrupt:
+            return None
+        except OSError:  # the terminal went away (EIO after a hangup): quit as SIGHUP would
+            self._terminal_gone()
             return None
         finally:
             self._editor_active = False

@@ -16,13 +16,13 @@ Ending (pi 1.6 quits on the spot when stdin ends; a piped script then loses its 
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import sys
 import traceback
 from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
 from ..event_json import event_to_json
+from ..protocol_stdout import release_stdout, take_over_stdout
 from .commands import ANSWERED, COMMANDS, RawJson
 from .jsonl import Output, Oversized, Record, parse_record, start_reader
 from .protocol import RpcError, failure, success
@@ -229,7 +229,7 @@ async def run_rpc(session: AgentSession, *, stdin: BinaryIO | int | None = None,
     return), so stray prints of plugins or libraries can never corrupt the protocol stream.
     """
     own_stdout = stdout is None
-    fd = _take_over_stdout() if own_stdout else (stdout if isinstance(stdout, int) else stdout.fileno())
+    fd = take_over_stdout() if own_stdout else (stdout if isinstance(stdout, int) else stdout.fileno())
     server = RpcServer(session, Output(fd), err=err)
     remove_signals = _install_signal_handlers(server) if own_stdout else (lambda: None)
     try:
@@ -237,15 +237,7 @@ async def run_rpc(session: AgentSession, *, stdin: BinaryIO | int | None = None,
     finally:
         remove_signals()
         if own_stdout:
-            os.close(fd)  # the client sees end of output
-
-
-def _take_over_stdout() -> int:
-    sys.stdout.flush()
-    fd = os.dup(1)
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    return fd
+            release_stdout()  # the client sees end of output
 
 
 def _install_signal_handlers(server: RpcServer) -> Any:
