@@ -159,6 +159,7 @@ _EXPORTS: dict[str, str] = {
     "logout_provider": "pi_core.ai.auth.login",
     "provider_label": "pi_core.ai.auth.login",
     "CallbackServer": "pi_core.ai.auth.oauth",
+    "DeviceCodeOAuth": "pi_core.ai.auth.oauth",
     "OAuthError": "pi_core.ai.auth.oauth",
     "Poll": "pi_core.ai.auth.oauth",
     "auth_request": "pi_core.ai.auth.oauth",
@@ -216,6 +217,7 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
     from .auth.login import LoginMethod, login_methods, login_provider, logout_provider, provider_label
     from .auth.oauth import (
         CallbackServer,
+        DeviceCodeOAuth,
         OAuthError,
         Poll,
         auth_request,

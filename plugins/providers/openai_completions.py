@@ -561,6 +561,20 @@ OTHER_PLUGINS = ("anthropic", "openai", "google", "xai", "minimax", "github-copi
 OPENCODE_SESSION_HEADER = "x-opencode-session"
 
 
+def _attach_login(config: Any) -> None:
+    """OpenRouter and Kimi Code also have account sign-ins (plugins/providers/account_logins.py)."""
+    from pi_core.ai import ProviderAuth
+
+    from .account_logins import KimiLogin, OpenRouterLogin
+
+    if config.name == "openrouter":
+        config.display_name, config.auth = "OpenRouter", ProviderAuth(oauth=OpenRouterLogin(),
+                                                                      api_key_label="OpenRouter API key")
+    elif config.name == "kimi-coding":
+        config.display_name, config.auth = "Kimi For Coding", ProviderAuth(oauth=KimiLogin(),
+                                                                           api_key_label="Kimi API key")
+
+
 def opencode_headers(context: Context, options: StreamOptions) -> dict[str, str]:
     return {OPENCODE_SESSION_HEADER: options.session_id} if options.session_id else {}
 
@@ -573,6 +587,7 @@ def register_providers(register: Any) -> None:
             config = catalog_provider(name, API)
             if name.startswith("opencode"):
                 config.request_headers = opencode_headers
+            _attach_login(config)
             register(config)
 
 

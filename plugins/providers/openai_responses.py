@@ -405,10 +405,16 @@ async def run_responses(url: str, headers: dict[str, str], payload: Any, model: 
 @hookimpl
 def register_providers(register: Any) -> None:
     register(ApiProvider(api=API, stream=stream_responses))
+    from pi_core.ai import ProviderAuth
+
+    from .account_logins import MetaLogin, xai_login
+
     register(catalog_provider("openai", API))
-    register(catalog_provider("xai", API))
+    xai = catalog_provider("xai", API)
+    xai.display_name, xai.auth = "xAI", ProviderAuth(oauth=xai_login(), api_key_label="xAI API key")
+    register(xai)
     meta = catalog_provider("meta", API)
-    meta.display_name = "Meta"
+    meta.display_name, meta.auth = "Meta", ProviderAuth(oauth=MetaLogin(), api_key_label="Meta API key")
     register(meta)
 
 

@@ -292,6 +292,105 @@ async def poll_device_code(poll: Callable[[], Awaitable[Poll]], *, interval: flo
                      (" The server asked to slow down: check this machine's clock." if slowed else ""))
 
 
-__all__ = ["CallbackOrPaste", "CallbackServer", "LoginCancelled", "OAuthError", "Poll", "auth_request", "auth_url",
-           "callback_or_paste", "decode_jwt_claims", "expires_at", "parse_pasted_code", "pkce_challenge",
+
+
+# -- a standard device-code sign-in ----------------------------------------------------------------------
+class DeviceCodeOAuth:
+    """An :class:`~pi_core.ai.OAuthFlow` for a plain RFC 8628 device authorization grant with refresh
+    tokens (form-encoded requests, JSON answers). Providers with a twist subclass it and override
+    :meth:`credential` (how a token answer becomes the stored credential) or :meth:`refresh`."""
+
+    is_subscription = True
+
+    def __init__(self, name: str, *, client_id: str, device_url: str, token_url: str, scope: str | None = None,
+                 device_fields: dict[str, str] | None = None, margin_s: float = 0.0,
+                 default_expires_in: float | None = None, https_only: bool = True) -> None:
+        self.name, self.client_id, self.scope = name, client_id, scope
+        self.device_url, self.token_url = device_url, token_url
+        self.device_fields = device_fields or {}
+        self.margin_s, self.default_expires_in, self.https_only = margin_s, default_expires_in, https_only
+
+    def urls(self) -> tuple[str, str]:
+        """``(device authorization URL, token URL)``; override to read them from the environment."""
+        return self.device_url, self.token_url
+
+    async def _post(self, url: str, fields: dict[str, str]) -> tuple[int, dict[str, Any]]:
+        response = await auth_request("POST", url, data=fields)
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+        return response.status_code, body if isinstance(body, dict) else {}
+
+    def _verification(self, body: dict[str, Any]) -> str:
+        for field in ("verification_uri_complete", "verification_uri"):
+            value = body.get(field)
+            if isinstance(value, str) and value:
+                scheme = urlsplit(value).scheme
+                if scheme == "https" or (scheme == "http" and not self.https_only):
+                    return value
+                raise OAuthError(f"{self.name}: untrusted verification address in the device code answer")
+        raise OAuthError(f"{self.name}: the device code answer has no verification address")
+
+    async def login(self, interaction: LoginInteraction) -> dict[str, Any]:
+        from .interaction import DeviceCodeEvent
+
+        device_url, token_url = self.urls()
+        fields = {"client_id": self.client_id, **({"scope": self.scope} if self.scope else {}), **self.device_fields}
+        status, body = await self._post(device_url, fields)
+        if status >= 400 or not isinstance(body.get("device_code"), str) or not isinstance(body.get("user_code"), str):
+            detail = body.get("error_description") or body.get("error") or body
+            raise OAuthError(f"{self.name} device authorization failed ({status}): {detail}")
+        interval = body.get("interval") if isinstance(body.get("interval"), (int, float)) and body["interval"] > 0 \
+            else None
+        expires_in = body.get("expires_in") if isinstance(body.get("expires_in"), (int, float)) else None
+        interaction.notify(DeviceCodeEvent(body["user_code"], self._verification(body), interval, expires_in))
+
+        async def poll() -> Poll:
+            code, answer = await self._post(token_url, {
+                "grant_type": "urn:ietf:params:oauth:grant-type:device_code", "client_id": self.client_id,
+                "device_code": body["device_code"]})
+            if code < 400 and isinstance(answer.get("access_token"), str):
+                return Poll("complete", answer)
+            error = answer.get("error")
+            if error == "authorization_pending":
+                return Poll("pending")
+            if error == "slow_down":
+                wait = answer.get("interval")
+                return Poll("slow_down", interval=wait if isinstance(wait, (int, float)) else None)
+            if error in ("access_denied", "authorization_denied"):
+                return Poll("failed", message=f"The {self.name} sign-in was denied.")
+            if error == "expired_token":
+                return Poll("failed", message=f"The {self.name} device code expired; sign in again.")
+            return Poll("failed", message=f"{self.name} device sign-in failed ({code}): {answer or 'no answer'}")
+
+        tokens = await poll_device_code(poll, interval=interval, expires_in=expires_in, wait_first=True)
+        return await self.credential(tokens, None, interaction)
+
+    async def credential(self, tokens: dict[str, Any], previous: dict[str, Any] | None,
+                         interaction: LoginInteraction | None = None) -> dict[str, Any]:
+        refresh = tokens.get("refresh_token") or (previous or {}).get("refresh")
+        if not isinstance(refresh, str) or not refresh:
+            raise OAuthError(f"{self.name}: the token answer has no refresh_token")
+        expires_in = tokens.get("expires_in", self.default_expires_in)
+        return {"type": "oauth", "access": tokens["access_token"], "refresh": refresh,
+                "expires": expires_at(expires_in, self.margin_s)}
+
+    async def refresh(self, credential: dict[str, Any]) -> dict[str, Any]:
+        _, token_url = self.urls()
+        code, answer = await self._post(token_url, {"grant_type": "refresh_token", "client_id": self.client_id,
+                                                    "refresh_token": credential["refresh"]})
+        if code >= 400 or not isinstance(answer.get("access_token"), str):
+            detail = answer.get("error_description") or answer.get("error") or answer
+            raise OAuthError(f"{self.name} token refresh failed ({code}): {detail}")
+        return await self.credential(answer, credential)
+
+    def to_auth(self, credential: dict[str, Any]) -> Any:
+        from .types import AuthResult
+
+        return AuthResult(api_key=credential["access"], source=f"{self.name} sign-in", kind="oauth")
+
+
+__all__ = ["CallbackOrPaste", "CallbackServer", "DeviceCodeOAuth", "LoginCancelled", "OAuthError", "Poll",
+           "auth_request", "auth_url", "callback_or_paste", "decode_jwt_claims", "expires_at", "parse_pasted_code", "pkce_challenge",
            "pkce_pair", "poll_device_code", "random_state", "start_callback_server", "token_fields"]
