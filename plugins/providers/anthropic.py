@@ -275,6 +275,8 @@ def request_headers(model: Model, options: StreamOptions, betas: list[str]) -> d
                      "x-app": "cli"})
     elif options.api_key and not header_auth:
         base["x-api-key"] = options.api_key
+    extra_betas = (options.auth.extra.get("anthropic_betas") if options.auth is not None else None) or []
+    betas = [*betas, *(b for b in extra_betas if b not in betas)]
     if betas:
         base["anthropic-beta"] = ",".join(betas)
     if options.session_id and compat_of(model)["sendSessionAffinityHeaders"]:

@@ -139,9 +139,68 @@ def environment_auth(env: Mapping[str, str]) -> AuthResult | None:
     return None
 
 
+# -- workload identity federation ---------------------------------------------------------------------
+FEDERATION_VARS = ("ANTHROPIC_FEDERATION_RULE_ID", "ANTHROPIC_ORGANIZATION_ID", "ANTHROPIC_IDENTITY_TOKEN_FILE")
+FEDERATION_BETAS = ("oauth-2025-04-20", "oidc-federation-2026-04-01")
+_federated: dict[tuple[str, ...], tuple[str, float]] = {}
+
+
+def federation_configured(env: Mapping[str, str]) -> bool:
+    return all(env.get(name) for name in FEDERATION_VARS)
+
+
+async def federated_token(env: Mapping[str, str]) -> str:
+    """An Anthropic access token for this workload's identity token (RFC 7523 jwt-bearer grant), kept
+    until a minute before it expires; the identity token file is read again for every exchange, so a
+    rotated file (a projected Kubernetes token) keeps working."""
+    import time
+
+    key = tuple(env.get(n) or "" for n in (*FEDERATION_VARS, "ANTHROPIC_SERVICE_ACCOUNT_ID", "ANTHROPIC_WORKSPACE_ID"))
+    cached = _federated.get(key)
+    if cached is not None and cached[1] - 60 > time.time():
+        return cached[0]
+    path = env["ANTHROPIC_IDENTITY_TOKEN_FILE"]
+    try:
+        assertion = open(path, encoding="utf-8").read().strip()
+    except OSError as exc:
+        raise OAuthError(f"Cannot read the identity token file {path}: {exc}") from exc
+    if len(assertion) > 16 * 1024:
+        raise OAuthError(f"The identity token in {path} is larger than Anthropic's 16 KiB limit")
+    body = {"grant_type": "urn:ietf:params:oauth:grant-type:jwt-bearer", "assertion": assertion,
+            "federation_rule_id": env["ANTHROPIC_FEDERATION_RULE_ID"],
+            "organization_id": env["ANTHROPIC_ORGANIZATION_ID"]}
+    for name, field in (("ANTHROPIC_SERVICE_ACCOUNT_ID", "service_account_id"),
+                        ("ANTHROPIC_WORKSPACE_ID", "workspace_id")):
+        if env.get(name):
+            body[field] = env[name]
+    base = (env.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com").rstrip("/")
+    response = await auth_request("POST", f"{base}/v1/oauth/token", json=body,
+                                  headers={"anthropic-beta": ",".join(FEDERATION_BETAS)})
+    if response.status_code == 401:
+        hint = "" if env.get("ANTHROPIC_WORKSPACE_ID") else \
+            " If the federation rule covers several workspaces, set ANTHROPIC_WORKSPACE_ID."
+        raise OAuthError(f"Anthropic refused the identity token (401): check the federation rule.{hint}")
+    data = token_fields(response, "Anthropic workload identity token exchange")
+    if not isinstance(data.get("access_token"), str) or not isinstance(data.get("expires_in"), (int, float)):
+        raise OAuthError("Anthropic's token exchange answer lacks access_token or expires_in")
+    _federated[key] = (data["access_token"], time.time() + float(data["expires_in"]))
+    return data["access_token"]
+
+
+async def ambient_auth(env: Mapping[str, str]) -> AuthResult | None:
+    """The environment's keys and tokens, then workload identity federation (last, as in the SDK)."""
+    found = environment_auth(env)
+    if found is not None or not federation_configured(env):
+        return found
+    token = await federated_token(env)
+    return AuthResult(headers={"Authorization": f"Bearer {token}"}, source="workload identity federation",
+                      kind="ambient", extra={"anthropic_betas": ["oauth-2025-04-20"]})
+
+
 def anthropic_auth() -> ProviderAuth:
-    return ProviderAuth(oauth=AnthropicOAuth(), api_key_label="Anthropic API key", ambient=environment_auth,
-                        ambient_configured=lambda env: environment_auth(env) is not None)
+    return ProviderAuth(oauth=AnthropicOAuth(), api_key_label="Anthropic API key", ambient=ambient_auth,
+                        ambient_configured=lambda env: environment_auth(env) is not None or federation_configured(env),
+                        ambient_label="ANTHROPIC_* environment variables")
 
 
 __all__ = ["AnthropicOAuth", "anthropic_auth", "environment_auth"]

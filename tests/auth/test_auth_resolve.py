@@ -246,3 +246,32 @@ def test_explicit_then_stored_then_models_json_then_environment(agent_dir: Path,
     (agent_dir / "auth.json").write_text(json.dumps({"acme2": {"type": "api_key", "key": "stored"}}))
     run(complete(registry.get_model("acme2", "m"), CONTEXT, registry=registry))
     assert capture.options[-1].api_key == "stored"  # the store is re-read when the file changes
+
+
+def test_workload_identity_federation_exchanges_the_identity_token(agent_dir: Path, tmp_path: Path) -> None:
+    from plugins.providers import anthropic_auth
+
+    anthropic_auth._federated.clear()
+    token_file = tmp_path / "identity.jwt"
+    token_file.write_text("eyJ.identity.jwt\n")
+    with FakeHTTP() as http:
+        exchanges: list[Request] = []
+        http.route("POST", "/v1/oauth/token", lambda r: (exchanges.append(r), Answer(200, {
+            "access_token": "sk-ant-fed-1", "expires_in": 3600, "token_type": "Bearer"}))[1])
+        http.route("POST", "/v1/messages", accept({"sk-ant-fed-1"}))
+        env = {"ANTHROPIC_FEDERATION_RULE_ID": "fdrl_1", "ANTHROPIC_ORGANIZATION_ID": "org-1",
+               "ANTHROPIC_IDENTITY_TOKEN_FILE": str(token_file), "ANTHROPIC_WORKSPACE_ID": "wrkspc_1",
+               "ANTHROPIC_BASE_URL": http.url}
+        registry, model = sonnet(agent_dir, http, env=env)
+        assert registry.has_auth("anthropic")
+        for _ in range(2):
+            reply = run(complete(model, CONTEXT, registry=registry))
+            assert reply.stop_reason == "stop", reply.error_message
+    assert len(exchanges) == 1  # kept until it nearly expires
+    assert exchanges[0].body == {"grant_type": "urn:ietf:params:oauth:grant-type:jwt-bearer",
+                                 "assertion": "eyJ.identity.jwt", "federation_rule_id": "fdrl_1",
+                                 "organization_id": "org-1", "workspace_id": "wrkspc_1"}
+    assert exchanges[0].headers["anthropic-beta"] == "oauth-2025-04-20,oidc-federation-2026-04-01"
+    sent = http.requests_to("/v1/messages")[0]
+    assert "x-api-key" not in sent.headers and "oauth-2025-04-20" in sent.headers["anthropic-beta"].split(",")
+    assert [b["text"] for b in sent.body["system"]] == ["Be helpful."]  # not a subscription: no Claude Code shape
