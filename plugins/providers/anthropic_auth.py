@@ -187,11 +187,16 @@ async def federated_token(env: Mapping[str, str]) -> str:
     return data["access_token"]
 
 
-async def ambient_auth(env: Mapping[str, str]) -> AuthResult | None:
-    """The environment's keys and tokens, then workload identity federation (last, as in the SDK)."""
+def ambient_auth(env: Mapping[str, str]) -> AuthResult | None | Any:
+    """The environment's keys and tokens, then workload identity federation (last, as in the SDK). Only
+    the federation needs a request, so only it is awaitable (synchronous callers get the keys)."""
     found = environment_auth(env)
     if found is not None or not federation_configured(env):
         return found
+    return _federated_auth(env)
+
+
+async def _federated_auth(env: Mapping[str, str]) -> AuthResult:
     token = await federated_token(env)
     return AuthResult(headers={"Authorization": f"Bearer {token}"}, source="workload identity federation",
                       kind="ambient", extra={"anthropic_betas": ["oauth-2025-04-20"]})
