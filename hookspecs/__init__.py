@@ -43,12 +43,14 @@ import pluggy
 if TYPE_CHECKING:
     from pi_core.events import (
         AfterToolCallEvent,
+        AgentBeforeSettleEvent,
         AgentEndEvent,
         AgentStartEvent,
         AgentStartPatch,
         Block,
         BeforeAgentStartEvent,
         BeforeToolCallEvent,
+        BoundaryPatch,
         Cancel,
         CompactionOverride,
         ContextEvent,
@@ -59,7 +61,11 @@ if TYPE_CHECKING:
         MessageStartEvent,
         MessageUpdateEvent,
         ModelSelectEvent,
+        ProjectTrustEvent,
+        ProviderHeadersEvent,
         ProviderRequestEvent,
+        ProviderResponseEvent,
+        ProviderStreamEvent,
         ResourcePaths,
         ResourcesDiscoverEvent,
         SessionBeforeCompactEvent,
@@ -67,6 +73,7 @@ if TYPE_CHECKING:
         SessionBeforeSwitchEvent,
         SessionBeforeTreeEvent,
         SessionCompactEvent,
+        SessionCompactFailedEvent,
         SessionShutdownEvent,
         SessionStartEvent,
         SessionTreeEvent,
@@ -76,10 +83,15 @@ if TYPE_CHECKING:
         ToolResultPatch,
         Transform,
         TreeOverride,
+        ThinkingLevelSelectEvent,
+        TrustDecision,
         TurnEndEvent,
         TurnStartEvent,
+        UserBashEvent,
+        UserBashResult,
     )
     from pi_core.extensions.context import ExtensionContext
+    from pi_core.runtime.events import AgentSettledEvent
 
 PROJECT = "pi"
 _hookspec = pluggy.HookspecMarker(PROJECT)
@@ -89,8 +101,12 @@ Mode = Literal["collect", "chain", "first", "notify"]
 #: hook name -> dispatch mode; read by ``pi_core.extensions.dispatch``.
 DISPATCH_MODES: dict[str, Mode] = {}
 
-#: hooks that fail closed: an exception in a handler is a decision (block), not a reported error.
+#: hooks that fail closed: an exception in a handler (or an answer of the wrong shape) is a decision
+#: (block), not a reported error.
 FAIL_CLOSED: frozenset[str] = frozenset({"before_tool_call"})
+
+#: pi's event names that are spelt differently here (``pi plugins doctor`` suggests ours).
+PI_NAMES: dict[str, str] = {"tool_call": "before_tool_call", "tool_result": "after_tool_call"}
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -275,7 +291,8 @@ def before_tool_call(event: BeforeToolCallEvent, ctx: ExtensionContext) -> Block
     """Gate a tool call after its arguments were validated and before it runs.
 
     Return :class:`pi_core.Block` to stop the call: the model receives ``reason`` as an error result
-    and later handlers are not called. Change ``event.arguments`` in place (or return a new dict) to
+    and later handlers are not called (pi's ``{"block": True, "reason": ...}`` works too). Change
+    ``event.arguments`` in place (or return a new dict, which must be valid for the tool) to
     rewrite the arguments; they are not validated again. Return ``None`` to let the call proceed.
 
     **Fails closed:** an exception in a handler blocks the call with the exception's message.
@@ -436,12 +453,20 @@ def turn_start(event: TurnStartEvent, ctx: ExtensionContext) -> None:
     """
 
 
-@_spec("notify")
-def turn_end(event: TurnEndEvent, ctx: ExtensionContext) -> None:
-    """A turn ended.
+@_spec("chain")
+def turn_end(event: TurnEndEvent, ctx: ExtensionContext) -> BoundaryPatch | None:
+    """A turn ended: its assistant message and tool results are stored. An actionable boundary.
+
+    Return :class:`pi_core.BoundaryPatch` (or pi's ``{"entries": [...], "continue": True}``) to append
+    entries (``custom``, ``custom_message``, ``context_edit``, ``compaction`` drafts; the whole proposal,
+    starting from ``event.entries``) and/or ask for one more model request. Each handler sees the
+    proposal so far. The entries are appended after every handler ran, in order. ``continue_`` never
+    suppresses work that follows anyway (tool results, steering) and is ignored for ``error`` and
+    ``aborted`` turns; guard it, or the next turn asks again.
 
     :param event: :class:`pi_core.TurnEndEvent` (``turn_index``, the assistant ``message``,
-        ``tool_results`` in the order the model issued the calls).
+        ``tool_results`` in the order the model issued the calls, ``message_entry_id``,
+        ``tool_result_entry_ids``, ``outcome``, ``entries``, ``continue_``).
     :param ctx: the session context.
     """
 
@@ -467,9 +492,12 @@ def message_update(event: MessageUpdateEvent, ctx: ExtensionContext) -> None:
     """
 
 
-@_spec("notify")
-def message_end(event: MessageEndEvent, ctx: ExtensionContext) -> None:
+@_spec("chain")
+def message_end(event: MessageEndEvent, ctx: ExtensionContext) -> Any | None:
     """A message is final (and, for session messages, about to be persisted).
+
+    Return a replacement message with the same ``role`` (or pi's ``{"message": ...}``) to change what is
+    stored and sent from now on; later handlers see the replacement. A different role is an error.
 
     :param event: :class:`pi_core.MessageEndEvent`.
     :param ctx: the session context.
@@ -558,5 +586,118 @@ def session_shutdown(event: SessionShutdownEvent, ctx: ExtensionContext) -> None
     Every handler runs, even if an earlier one fails.
 
     :param event: :class:`pi_core.SessionShutdownEvent` (``reason``, ``target_session_file``).
+    :param ctx: the session context.
+    """
+
+
+# -------------------------------------------------------------------------------------------------
+# Trust, settling, the user's shell, provider traffic, thinking, failed compactions
+# -------------------------------------------------------------------------------------------------
+
+
+@_spec("first")
+def project_trust(event: ProjectTrustEvent, ctx: ExtensionContext) -> TrustDecision | None:
+    """Decide whether to trust a project whose trust is not decided yet, before its code loads.
+
+    Return :class:`pi_core.TrustDecision` (or pi's ``{"trusted": "yes", "remember": True}``): the first
+    ``yes`` or ``no`` wins and replaces pi's own question; ``remember`` stores it in the trust store.
+    ``undecided`` (or ``None``) leaves it to later handlers, the stored decision and
+    ``defaultProjectTrust``.
+
+    :param event: :class:`pi_core.ProjectTrustEvent` (``cwd``).
+    :param ctx: a context with ``cwd``, ``mode`` and ``ui`` only: no session runs yet.
+
+    Only installed plugins, global extensions and ``-e`` files take part: project extensions load
+    after the decision. Use in .pi/extensions: no.
+    """
+
+
+@_spec("chain")
+def agent_before_settle(event: AgentBeforeSettleEvent, ctx: ExtensionContext) -> BoundaryPatch | None:
+    """The last actionable moment of a prompt: retries, compaction and queued messages are done.
+
+    Return :class:`pi_core.BoundaryPatch` (or ``{"entries": [...], "continue": True}``) as for
+    ``turn_end``: the entries are appended and, with ``continue_``, one more request is made (and this
+    hook runs again after it). Not called when the run was aborted.
+
+    :param event: :class:`pi_core.AgentBeforeSettleEvent` (``messages`` of the prompt, ``entries``,
+        ``continue_``).
+    :param ctx: the session context.
+    """
+
+
+@_spec("notify")
+def agent_settled(event: AgentSettledEvent, ctx: ExtensionContext) -> None:
+    """pi will not continue on its own: retries, compaction and queued messages are done.
+
+    ``agent_end`` may be followed by more runs; this is the end. Work started here
+    (``send_user_message``) begins after every handler returned.
+
+    :param event: :class:`pi_core.AgentSettledEvent` (``aborted``).
+    :param ctx: the session context (``ctx.is_idle()`` is true).
+    """
+
+
+@_spec("first")
+def user_bash(event: UserBashEvent, ctx: ExtensionContext) -> UserBashResult | None:
+    """Take over a ``!command`` the user typed (run it over ssh, in a container, or not at all).
+
+    Return :class:`pi_core.UserBashResult` with ``operations`` (a :class:`pi_core.BashOperations`: the
+    command runs through it, output and truncation as usual) or ``result`` (recorded as the command's
+    outcome; nothing runs). The first answer wins; ``None`` runs it locally.
+
+    :param event: :class:`pi_core.UserBashEvent` (``command``, ``exclude_from_context``, ``cwd``).
+    :param ctx: the session context.
+    """
+
+
+@_spec("chain")
+def before_provider_headers(event: ProviderHeadersEvent, ctx: ExtensionContext) -> dict[str, Any] | None:
+    """Change the HTTP headers of a provider request (once per request).
+
+    Change ``event.headers`` in place (a ``None`` value removes the header) or return a new dict.
+
+    :param event: :class:`pi_core.ProviderHeadersEvent` (``headers``, ``model``).
+    :param ctx: the session context.
+
+    Runs after ``before_provider_request``'s payload is final. Only HTTP providers call it.
+    """
+
+
+@_spec("notify")
+def after_provider_response(event: ProviderResponseEvent, ctx: ExtensionContext) -> None:
+    """A provider answered: status and headers, before the body is read (a 429's ``retry-after``, say).
+
+    :param event: :class:`pi_core.ProviderResponseEvent` (``status``, ``headers``, ``model``).
+    :param ctx: the session context.
+    """
+
+
+@_spec("notify")
+def provider_stream_event(event: ProviderStreamEvent, ctx: ExtensionContext) -> None:
+    """One parsed event of a provider's stream (a chunk's JSON), before it becomes message events.
+
+    Read-only and hot (one call per chunk): keep handlers cheap. With no handler it costs nothing.
+
+    :param event: :class:`pi_core.ProviderStreamEvent` (``provider``, ``api``, ``model``, ``data``).
+    :param ctx: the session context.
+    """
+
+
+@_spec("notify")
+def thinking_level_select(event: ThinkingLevelSelectEvent, ctx: ExtensionContext) -> None:
+    """The thinking level changed (a command, a key, ``ctx.set_thinking_level``, a model change).
+
+    :param event: :class:`pi_core.ThinkingLevelSelectEvent` (``level``, ``previous_level``).
+    :param ctx: the session context.
+    """
+
+
+@_spec("notify")
+def session_compact_failed(event: SessionCompactFailedEvent, ctx: ExtensionContext) -> None:
+    """A compaction failed or was aborted; the session is unchanged.
+
+    :param event: :class:`pi_core.SessionCompactFailedEvent` (``reason``, ``error_message``, ``aborted``,
+        ``will_retry``, ``from_plugin``).
     :param ctx: the session context.
     """

@@ -36,12 +36,14 @@ _EXPORTS: dict[str, str] = {
     "SourceInfo": "pi_core.extensions.results",
     # --- hook events and decisions ----------------------------------------------------------
     "AfterToolCallEvent": "pi_core.events",
+    "AgentBeforeSettleEvent": "pi_core.events",
     "AgentEndEvent": "pi_core.events",
     "AgentStartEvent": "pi_core.events",
     "AgentStartPatch": "pi_core.events",
     "BeforeAgentStartEvent": "pi_core.events",
     "BeforeToolCallEvent": "pi_core.events",
     "Block": "pi_core.events",
+    "BoundaryPatch": "pi_core.events",
     "Cancel": "pi_core.events",
     "CompactionOverride": "pi_core.events",
     "ContextEvent": "pi_core.events",
@@ -52,7 +54,11 @@ _EXPORTS: dict[str, str] = {
     "MessageStartEvent": "pi_core.events",
     "MessageUpdateEvent": "pi_core.events",
     "ModelSelectEvent": "pi_core.events",
+    "ProjectTrustEvent": "pi_core.events",
+    "ProviderHeadersEvent": "pi_core.events",
     "ProviderRequestEvent": "pi_core.events",
+    "ProviderResponseEvent": "pi_core.events",
+    "ProviderStreamEvent": "pi_core.events",
     "ResourcePaths": "pi_core.events",
     "ResourcesDiscoverEvent": "pi_core.events",
     "SessionBeforeCompactEvent": "pi_core.events",
@@ -60,17 +66,22 @@ _EXPORTS: dict[str, str] = {
     "SessionBeforeSwitchEvent": "pi_core.events",
     "SessionBeforeTreeEvent": "pi_core.events",
     "SessionCompactEvent": "pi_core.events",
+    "SessionCompactFailedEvent": "pi_core.events",
     "SessionShutdownEvent": "pi_core.events",
     "SessionStartEvent": "pi_core.events",
     "SessionTreeEvent": "pi_core.events",
+    "ThinkingLevelSelectEvent": "pi_core.events",
     "ToolExecutionEndEvent": "pi_core.events",
     "ToolExecutionStartEvent": "pi_core.events",
     "ToolExecutionUpdateEvent": "pi_core.events",
     "ToolResultPatch": "pi_core.events",
     "Transform": "pi_core.events",
     "TreeOverride": "pi_core.events",
+    "TrustDecision": "pi_core.events",
     "TurnEndEvent": "pi_core.events",
     "TurnStartEvent": "pi_core.events",
+    "UserBashEvent": "pi_core.events",
+    "UserBashResult": "pi_core.events",
     # --- tools -------------------------------------------------------------------------------
     "Tool": "pi_core.agent.tools",
     "ToolCallOutcome": "pi_core.agent.tools",
@@ -79,6 +90,10 @@ _EXPORTS: dict[str, str] = {
     "ToolError": "pi_core.agent.tools",
     "ToolNamespace": "pi_core.agent.tools",
     "ToolResult": "pi_core.agent.tools",
+    "BashOperations": "pi_core.agent.operations",
+    "ExecResult": "pi_core.agent.operations",
+    "LocalBashOperations": "pi_core.agent.operations",
+    "SpawnHook": "pi_core.agent.operations",
     "resolve_tool_path": "pi_core.agent.paths",
     # --- tool helpers (truncation, processes, matching) ---------------------------------------
     "DEFAULT_MAX_BYTES": "pi_core.toolkit.truncate",
@@ -263,6 +278,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
+    from .agent.operations import BashOperations, ExecResult, LocalBashOperations, SpawnHook
     from .agent.paths import resolve_tool_path
     from .agent.tools import (
         Tool,

@@ -35,6 +35,35 @@ class _Event:
         raise TypeError(f"{type(self).__name__} handlers return None, got {type(result).__name__}")
 
 
+def _pi_dict(result: Any, keys: set[str], event: str) -> dict[str, Any] | None:
+    """A pi-style answer (``{"block": True, "reason": ...}``) as snake_case keys, or ``None`` when
+    ``result`` is not a dict. A dict with other keys is rejected loudly: a gate must never fail open
+    because a handler answered in a shape it did not understand."""
+    if not isinstance(result, dict):
+        return None
+    out = {_snake(k): v for k, v in result.items()}
+    unknown = sorted(set(out) - keys)
+    if unknown:
+        raise TypeError(f"{event} handlers may return a dict with {', '.join(sorted(keys))}; got {', '.join(unknown)}")
+    return out
+
+
+def _snake(key: Any) -> str:
+    text = str(key)
+    return "".join("_" + c.lower() if c.isupper() else c for c in text)
+
+
+def _custom_message(value: Any) -> Any:
+    """A pi message dict (``{customType, content, display, details}``) as a ``CustomMessage``."""
+    if not isinstance(value, dict):
+        return value
+    from .session.messages import CustomMessage
+
+    data = {_snake(k): v for k, v in value.items()}
+    return CustomMessage(custom_type=data.get("custom_type", "plugin"), content=data.get("content", ""),
+                         display=bool(data.get("display", True)), details=data.get("details"))
+
+
 # ---------------------------------------------------------------------------------------------
 # decisions handlers return
 
@@ -44,6 +73,8 @@ class Block:
     """Returned from ``before_tool_call``: do not run the tool; the model gets ``reason`` as an error."""
 
     reason: str = "Tool call was blocked"
+    terminate: bool = False
+    """End the run after this batch of tool calls (only when every result of the batch terminates)."""
 
 
 @dataclass(frozen=True)
@@ -73,6 +104,41 @@ class ToolResultPatch:
     content: list[ToolContent] | None = None
     details: Any = None
     is_error: bool | None = None
+    terminate: bool | None = None
+
+
+@dataclass(frozen=True)
+class TrustDecision:
+    """Returned from ``project_trust``: ``yes`` / ``no`` decide (``remember`` stores it), ``undecided``
+    lets later handlers and pi's own trust rules decide."""
+
+    trusted: Literal["yes", "no", "undecided"]
+    remember: bool = False
+
+
+@dataclass(frozen=True)
+class BoundaryPatch:
+    """Returned from ``turn_end`` / ``agent_before_settle``: the entries to append (the whole proposal:
+    start from ``event.entries``) and whether to make one more model request. ``None`` keeps the field.
+
+    Entries are dicts as pi writes them: ``{"type": "custom", "customType": ..., "data": ...}``,
+    ``{"type": "custom_message", "customType": ..., "content": ..., "display": ...}``,
+    ``{"type": "context_edit", "targetId": ..., "replacement": ...}``,
+    ``{"type": "compaction", "summary": ..., "firstKeptEntryId": ..., "tokensBefore": ...}``.
+    """
+
+    entries: list[dict[str, Any]] | None = None
+    continue_: bool | None = None
+
+
+@dataclass(frozen=True)
+class UserBashResult:
+    """Returned from ``user_bash``: run the command through ``operations`` (a
+    :class:`pi_core.BashOperations`, e.g. over ssh), or record ``result`` (a :class:`pi_core.ShellResult`,
+    or a dict ``{output, exitCode, cancelled, truncated}``) without running anything."""
+
+    operations: Any = None
+    result: Any = None
 
 
 @dataclass(frozen=True)
@@ -129,7 +195,8 @@ class ContextEvent(_Event):
     model: Model | None = None
 
     def _apply(self, result: Any) -> bool:
-        self.messages = list(result)
+        data = _pi_dict(result, {"messages"}, "context")
+        self.messages = list(data["messages"] if data is not None else result)
         return False
 
 
@@ -181,10 +248,23 @@ class BeforeToolCallEvent(_Event):
     """Set for a call another tool made (``ToolContext.execute_tool``, e.g. from a codemode script)."""
 
     def _apply(self, result: Any) -> bool:
+        if isinstance(result, dict) and "block" in result and set(result) <= {"block", "reason", "terminate"}:
+            if not result["block"]:  # pi's {"block": False}: no decision
+                return False
+            result = Block(str(result.get("reason") or Block.reason), bool(result.get("terminate", False)))
         if isinstance(result, Block):
             self.blocked = result
             return True
-        if isinstance(result, dict):
+        if isinstance(result, dict):  # new arguments: they must suit the tool, or the answer was not understood
+            if self.tool is not None:
+                from .agent.validation import ToolArgumentsError, validate_arguments
+
+                try:
+                    validate_arguments(self.tool.name, self.tool.parameters, result)
+                except ToolArgumentsError as exc:
+                    raise TypeError(f"before_tool_call returned a dict that is neither a decision "
+                                    f"({{'block': True, 'reason': ...}}) nor arguments {self.tool.name} accepts: "
+                                    f"{exc}") from None
             self.arguments = result
             return False
         return super()._apply(result)
@@ -202,8 +282,13 @@ class AfterToolCallEvent(_Event):
     is_error: bool = False
     parent_tool_call_id: str | None = None
     """Set for a call another tool made (``ToolContext.execute_tool``)."""
+    terminate: bool = False
+    """The result ends the run after this batch (when every result of the batch does)."""
 
     def _apply(self, result: Any) -> bool:
+        data = _pi_dict(result, {"content", "details", "is_error", "terminate"}, "after_tool_call")
+        if data is not None:
+            result = ToolResultPatch(**data)
         if not isinstance(result, ToolResultPatch):
             return super()._apply(result)
         if result.content is not None:
@@ -212,6 +297,8 @@ class AfterToolCallEvent(_Event):
             self.details = result.details
         if result.is_error is not None:
             self.is_error = result.is_error
+        if result.terminate is not None:
+            self.terminate = result.terminate
         return False
 
 
@@ -232,6 +319,16 @@ class SessionBeforeCompactEvent(_Event):
     decision: Cancel | CompactionOverride | None = None
 
     def _apply(self, result: Any) -> bool:
+        data = _pi_dict(result, {"cancel", "compaction"}, "session_before_compact")
+        if data is not None:
+            if data.get("cancel"):
+                result = Cancel()
+            elif isinstance(data.get("compaction"), dict):
+                c = {_snake(k): v for k, v in data["compaction"].items()}
+                result = CompactionOverride(c["summary"], c.get("first_kept_entry_id"), c.get("details"),
+                                            c.get("tokens_before"), c.get("usage"))
+            else:
+                return False
         if isinstance(result, (Cancel, CompactionOverride)):
             self.decision = result
             return True
@@ -255,6 +352,18 @@ class SessionBeforeTreeEvent(_Event):
     decision: Cancel | TreeOverride | None = None
 
     def _apply(self, result: Any) -> bool:
+        data = _pi_dict(result, {"cancel", "summary", "custom_instructions", "replace_instructions", "label"},
+                        "session_before_tree")
+        if data is not None:
+            if data.pop("cancel", False):
+                result = Cancel()
+            else:
+                summary = data.pop("summary", None)
+                if isinstance(summary, dict):
+                    data["summary"], data["details"] = summary.get("summary"), summary.get("details")
+                elif summary is not None:
+                    data["summary"] = summary
+                result = TreeOverride(**data)
         if isinstance(result, (Cancel, TreeOverride)):
             self.decision = result
             return True
@@ -284,6 +393,17 @@ class InputEvent(_Event):
     handled: bool = False
 
     def _apply(self, result: Any) -> bool:
+        data = _pi_dict(result, {"action", "text", "images"}, "input")
+        if data is not None:
+            action = data.get("action")
+            if action == "continue":
+                return False
+            if action == "handled":
+                result = Handled()
+            elif action == "transform":
+                result = Transform(str(data.get("text", self.text)), data.get("images"))
+            else:
+                raise TypeError(f"input: unknown action {action!r} (continue, transform or handled)")
         if isinstance(result, Handled):
             self.handled = True
             return True
@@ -311,6 +431,9 @@ class BeforeAgentStartEvent(_Event):
     message: Any = None
 
     def _apply(self, result: Any) -> bool:
+        data = _pi_dict(result, {"system_prompt", "message"}, "before_agent_start")
+        if data is not None:
+            result = AgentStartPatch(data.get("system_prompt"), _custom_message(data.get("message")))
         if not isinstance(result, AgentStartPatch):
             return super()._apply(result)
         if result.system_prompt is not None:
@@ -341,10 +464,39 @@ class TurnStartEvent(_Event):
 
 @dataclass
 class TurnEndEvent(_Event):
+    """A turn ended; the assistant message and tool results are already stored.
+
+    An actionable boundary (pi 0.87+): handlers may propose entries to append (``entries``, the whole
+    proposal so far) and ask for one more model request (``continue_``), returning a
+    :class:`BoundaryPatch` or pi's ``{"entries": [...], "continue": True}``. ``outcome`` is ``completed``,
+    ``error`` or ``aborted`` (the last two never continue).
+    """
+
     turn_index: int
     message: Message
     tool_results: list[ToolResultMessage] = field(default_factory=list)
     type: str = "turn_end"
+    message_entry_id: str | None = None
+    tool_result_entry_ids: list[str] = field(default_factory=list)
+    outcome: Literal["completed", "error", "aborted"] = "completed"
+    entries: list[dict[str, Any]] = field(default_factory=list)
+    continue_: bool = False
+
+    def _apply(self, result: Any) -> bool:
+        return _apply_boundary(self, result, "turn_end")
+
+
+def _apply_boundary(event: Any, result: Any, hook: str) -> bool:
+    data = _pi_dict(result, {"entries", "continue", "continue_"}, hook)
+    if data is not None:
+        result = BoundaryPatch(data.get("entries"), data.get("continue", data.get("continue_")))
+    if not isinstance(result, BoundaryPatch):
+        raise TypeError(f"{hook} handlers return None or a BoundaryPatch, got {type(result).__name__}")
+    if result.entries is not None:
+        event.entries = list(result.entries)
+    if result.continue_ is not None:
+        event.continue_ = bool(result.continue_)
+    return False
 
 
 @dataclass
@@ -362,8 +514,21 @@ class MessageUpdateEvent(_Event):
 
 @dataclass
 class MessageEndEvent(_Event):
+    """A message is final. A handler may return a replacement with the same ``role`` (or pi's
+    ``{"message": ...}``): later handlers, the session file and the model see the replacement."""
+
     message: Message
     type: str = "message_end"
+
+    def _apply(self, result: Any) -> bool:
+        data = _pi_dict(result, {"message"}, "message_end")
+        replacement = data["message"] if data is not None else result
+        role = getattr(self.message, "role", None)
+        if getattr(replacement, "role", None) != role:
+            raise TypeError(f"message_end: the replacement must be a {role} message, got "
+                            f"{getattr(replacement, 'role', type(replacement).__name__)}")
+        self.message = replacement
+        return False
 
 
 @dataclass
@@ -420,10 +585,7 @@ class SessionBeforeSwitchEvent(_Event):
     decision: Cancel | None = None
 
     def _apply(self, result: Any) -> bool:
-        if isinstance(result, Cancel):
-            self.decision = result
-            return True
-        return super()._apply(result)
+        return _apply_cancel(self, result, "session_before_switch")
 
 
 @dataclass
@@ -433,10 +595,7 @@ class SessionBeforeForkEvent(_Event):
     decision: Cancel | None = None
 
     def _apply(self, result: Any) -> bool:
-        if isinstance(result, Cancel):
-            self.decision = result
-            return True
-        return super()._apply(result)
+        return _apply_cancel(self, result, "session_before_fork")
 
 
 @dataclass
@@ -445,38 +604,179 @@ class SessionShutdownEvent(_Event):
     target_session_file: Path | None = None
 
 
+def _apply_cancel(event: Any, result: Any, hook: str) -> bool:
+    data = _pi_dict(result, {"cancel", "skip_conversation_restore"}, hook)
+    if data is not None:
+        if not data.get("cancel"):
+            return False
+        result = Cancel()
+    if isinstance(result, Cancel):
+        event.decision = result
+        return True
+    raise TypeError(f"{hook} handlers return None or Cancel, got {type(result).__name__}")
+
+
 @dataclass
 class ResourcesDiscoverEvent(_Event):
     cwd: Path
     reason: Literal["startup", "reload"] = "startup"
 
 
+# ---------------------------------------------------------------------------------------------
+# hooks pi 0.8x added: trust, settling, the user's shell, provider traffic, thinking, failed compaction
+
+
+@dataclass
+class ProjectTrustEvent(_Event):
+    """Before project code and settings load, when the project's trust is not decided yet."""
+
+    cwd: Path
+    decision: TrustDecision | None = None
+
+    def _apply(self, result: Any) -> bool:
+        data = _pi_dict(result, {"trusted", "remember"}, "project_trust")
+        if data is not None:
+            result = TrustDecision(data.get("trusted", "undecided"), bool(data.get("remember", False)))
+        if not isinstance(result, TrustDecision):
+            raise TypeError(f"project_trust handlers return a TrustDecision, got {type(result).__name__}")
+        if result.trusted not in ("yes", "no", "undecided"):
+            raise TypeError(f"project_trust: trusted must be yes, no or undecided, not {result.trusted!r}")
+        if result.trusted == "undecided":
+            return False
+        self.decision = result
+        return True
+
+
+@dataclass
+class AgentBeforeSettleEvent(_Event):
+    """The last actionable boundary of a prompt: retries, compaction and queued messages are done.
+    Handlers may append entries and ask for one more model request (see :class:`BoundaryPatch`)."""
+
+    messages: list[Any] = field(default_factory=list)
+    entries: list[dict[str, Any]] = field(default_factory=list)
+    continue_: bool = False
+
+    def _apply(self, result: Any) -> bool:
+        return _apply_boundary(self, result, "agent_before_settle")
+
+
+@dataclass
+class UserBashEvent(_Event):
+    """The user ran ``!command`` (``!!command``: ``exclude_from_context``)."""
+
+    command: str
+    exclude_from_context: bool
+    cwd: Path
+    decision: UserBashResult | None = None
+
+    def _apply(self, result: Any) -> bool:
+        data = _pi_dict(result, {"operations", "result"}, "user_bash")
+        if data is not None:
+            result = UserBashResult(data.get("operations"), data.get("result"))
+        if not isinstance(result, UserBashResult):
+            raise TypeError(f"user_bash handlers return a UserBashResult, got {type(result).__name__}")
+        if result.operations is None and result.result is None:
+            return False
+        self.decision = result
+        return True
+
+
+@dataclass
+class ProviderHeadersEvent(_Event):
+    """The HTTP headers of a provider request; change them in place (a ``None`` value removes one)."""
+
+    headers: dict[str, str | None]
+    model: Model | None = None
+
+    def _apply(self, result: Any) -> bool:
+        if not isinstance(result, dict):
+            return super()._apply(result)
+        self.headers = dict(result)
+        return False
+
+
+@dataclass
+class ProviderResponseEvent(_Event):
+    """A provider answered: the HTTP status and headers, before the body is read."""
+
+    status: int
+    headers: dict[str, str]
+    model: Model | None = None
+
+
+@dataclass
+class ProviderStreamEvent(_Event):
+    """One parsed event of a provider's stream, before pi turns it into message events (read-only)."""
+
+    provider: str
+    api: str
+    model: str
+    data: Any
+
+
+@dataclass
+class ThinkingLevelSelectEvent(_Event):
+    level: str
+    previous_level: str | None = None
+
+
+@dataclass
+class SessionCompactFailedEvent(_Event):
+    """A compaction failed or was aborted; the session is as it was."""
+
+    reason: Literal["manual", "threshold", "overflow"] = "manual"
+    error_message: str | None = None
+    aborted: bool = False
+    will_retry: bool = False
+    from_plugin: bool = False
+
+
 __all__ = [
     "AfterToolCallEvent",
+    "AgentBeforeSettleEvent",
     "AgentEndEvent",
     "AgentStartEvent",
+    "AgentStartPatch",
     "BeforeAgentStartEvent",
     "BeforeToolCallEvent",
+    "Block",
+    "BoundaryPatch",
+    "Cancel",
+    "CompactionOverride",
     "ContextEvent",
     "ContextWithSystemEvent",
+    "Handled",
     "InputEvent",
     "MessageEndEvent",
     "MessageStartEvent",
     "MessageUpdateEvent",
     "ModelSelectEvent",
+    "ProjectTrustEvent",
+    "ProviderHeadersEvent",
     "ProviderRequestEvent",
+    "ProviderResponseEvent",
+    "ProviderStreamEvent",
+    "ResourcePaths",
     "ResourcesDiscoverEvent",
     "SessionBeforeCompactEvent",
     "SessionBeforeForkEvent",
     "SessionBeforeSwitchEvent",
     "SessionBeforeTreeEvent",
     "SessionCompactEvent",
+    "SessionCompactFailedEvent",
     "SessionShutdownEvent",
     "SessionStartEvent",
     "SessionTreeEvent",
+    "ThinkingLevelSelectEvent",
     "ToolExecutionEndEvent",
     "ToolExecutionStartEvent",
     "ToolExecutionUpdateEvent",
+    "ToolResultPatch",
+    "Transform",
+    "TreeOverride",
+    "TrustDecision",
     "TurnEndEvent",
     "TurnStartEvent",
+    "UserBashEvent",
+    "UserBashResult",
 ]

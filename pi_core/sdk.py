@@ -129,7 +129,8 @@ def _settings(cwd: Path, agent: Path, host: PluginHost, overrides: Any) -> Setti
 
     from .runtime.settings import Settings
 
-    trusted = any(r.source == "project" for r in host.records.values()) or bool(host.options.approve)
+    trusted = bool(host.project_trusted) or any(r.source == "project" for r in host.records.values()) \
+        or bool(host.options.approve)
     if isinstance(overrides, Settings):
         return overrides
     loaded = Settings.load(cwd, agent, trusted=trusted)

@@ -95,11 +95,12 @@ class Agent:
             raise AgentBusyError("the agent is already running; steer or queue a follow-up instead")
         return await self._run(messages)
 
-    async def continue_(self) -> list[Any]:
-        """Run again from the current transcript (after a retry or a compaction)."""
+    async def continue_(self, *, force: bool = False) -> list[Any]:
+        """Run again from the current transcript (after a retry or a compaction). ``force``: also after
+        an answer (a plugin asked for one more request)."""
         if self.is_streaming:
             raise AgentBusyError("the agent is already running")
-        if not self.messages or isinstance(self.messages[-1], AssistantMessage):
+        if not self.messages or (isinstance(self.messages[-1], AssistantMessage) and not force):
             raise ValueError("nothing to continue: the transcript is empty or ends with an answer")
         return await self._run([])
 

@@ -69,9 +69,10 @@ async def run_agent_loop(prompts: list[Any], messages: list[Any], config: LoopCo
 
     async def push(message: Any) -> None:
         await emit(MessageStartEvent(message))
-        await emit(MessageEndEvent(message))
-        messages.append(message)
-        added.append(message)
+        end = MessageEndEvent(message)
+        await emit(end)  # message_end handlers may replace the message
+        messages.append(end.message)
+        added.append(end.message)
 
     await emit(AgentStartEvent())
     turn = 0
@@ -90,21 +91,24 @@ async def run_agent_loop(prompts: list[Any], messages: list[Any], config: LoopCo
             messages.append(assistant)
             added.append(assistant)
             if assistant.stop_reason in ("error", "aborted"):
-                await emit(TurnEndEvent(turn, assistant, []))
+                await emit(TurnEndEvent(turn, assistant, [], outcome=assistant.stop_reason))
                 await emit(AgentEndEvent(added))
                 return added
             calls = assistant.tool_calls()
-            results = await run_tool_batch(assistant, calls, config, emit, signal) if calls else []
-            for result in results:
+            batch = await run_tool_batch(assistant, calls, config, emit, signal) if calls else ToolBatch([], False)
+            for result in batch.messages:
                 messages.append(result)
                 added.append(result)
-            await emit(TurnEndEvent(turn, assistant, results))
+            end = TurnEndEvent(turn, assistant, batch.messages)
+            await emit(end)
             turn += 1
             if signal.aborted:
                 await emit(AgentEndEvent(added))
                 return added
-            more_tools = bool(calls)
+            more_tools = bool(calls) and not batch.terminate
             pending = config.get_steering()
+            if end.continue_ and not more_tools and not pending:
+                more_tools = True  # a turn_end handler asked for one more request
         pending = config.get_follow_up()
         if not pending:
             break
@@ -152,8 +156,9 @@ async def stream_assistant(messages: list[Any], config: LoopConfig, emit: Emit,
         final.duration_ms = int((time.monotonic() - started) * 1000)
     if partial is None:
         await emit(MessageStartEvent(final))
-    await emit(MessageEndEvent(final))
-    return final
+    end = MessageEndEvent(final)
+    await emit(end)  # message_end handlers may replace the message
+    return end.message  # type: ignore[return-value]
 
 
 # -------------------------------------------------------------------------------------------------
@@ -172,8 +177,17 @@ class _Call:
     """The call that made this one through ``ToolContext.execute_tool`` (a nested call)."""
 
 
+@dataclass
+class ToolBatch:
+    """The result messages of one batch, in the order the model issued the calls; ``terminate`` when every
+    result asked to end the run (``ToolResult.terminate``, ``Block(terminate=True)``)."""
+
+    messages: list[ToolResultMessage]
+    terminate: bool
+
+
 async def run_tool_batch(assistant: AssistantMessage, calls: list[ToolCall], config: LoopConfig, emit: Emit,
-                         signal: AbortSignal) -> list[ToolResultMessage]:
+                         signal: AbortSignal) -> ToolBatch:
     """Prepare every call, run the prepared ones (concurrency-safe neighbours together), and return
     the results in the order the model issued the calls."""
     batch = [_Call(call) for call in calls]
@@ -184,11 +198,14 @@ async def run_tool_batch(assistant: AssistantMessage, calls: list[ToolCall], con
             await _finish(item, emit)
     for group in _groups([item for item in batch if item.result is None]):
         await asyncio.gather(*(_execute(item, config, emit, signal) for item in group))
-    results = [_result_message(item) for item in batch]
-    for message in results:
+    results = []
+    for item in batch:
+        message = _result_message(item)
         await emit(MessageStartEvent(message))
-        await emit(MessageEndEvent(message))
-    return results
+        end = MessageEndEvent(message)
+        await emit(end)
+        results.append(end.message)
+    return ToolBatch(results, bool(batch) and all(item.result is not None and item.result.terminate for item in batch))
 
 
 async def run_nested_call(call: ToolCall, tools: list[Tool], assistant: AssistantMessage | None, config: LoopConfig,
@@ -237,6 +254,7 @@ async def _prepare(item: _Call, tools: list[Tool], assistant: AssistantMessage |
             parent_tool_call_id=item.parent_id))
         if event.blocked is not None:
             item.result = ToolResult.text(event.blocked.reason, details={}, is_error=True)
+            item.result.terminate = event.blocked.terminate
             return
         item.arguments = event.arguments
 
@@ -282,8 +300,9 @@ async def _execute(item: _Call, config: LoopConfig, emit: Emit, signal: AbortSig
     if config.after_tool_call is not None:
         event = await config.after_tool_call(AfterToolCallEvent(
             item.tool.name, item.call.id, item.arguments, list(result.content), result.details, result.is_error,
-            parent_tool_call_id=item.parent_id))
-        result = ToolResult(event.content, event.details, event.is_error, result.structured_content)
+            parent_tool_call_id=item.parent_id, terminate=result.terminate))
+        result = ToolResult(event.content, event.details, event.is_error, result.structured_content,
+                            terminate=event.terminate)
     item.result = result
     await _finish(item, emit)
 
@@ -328,5 +347,5 @@ def _result_message(item: _Call) -> ToolResultMessage:
                              details=result.details, is_error=result.is_error, duration_ms=item.duration_ms)
 
 
-__all__ = ["LoopConfig", "StreamFn", "build_context", "run_agent_loop", "run_nested_call", "run_tool_batch",
+__all__ = ["LoopConfig", "StreamFn", "ToolBatch", "build_context", "run_agent_loop", "run_nested_call", "run_tool_batch",
            "stream_assistant"]

@@ -49,10 +49,13 @@ class ToolResult:
     is_error: bool = False
     structured_content: Any = None
     """Machine-readable output (pi 1.6 sends it to hosts as ``structuredContent``, not to the model)."""
+    terminate: bool = False
+    """End the run after this batch of tool calls, without asking the model again (when every result of
+    the batch terminates): a tool whose result is the answer (structured output) says so."""
 
     @classmethod
-    def text(cls, text: str, *, details: Any = None, is_error: bool = False) -> ToolResult:
-        return cls(content=[TextContent(text=text)], details=details, is_error=is_error)
+    def text(cls, text: str, *, details: Any = None, is_error: bool = False, terminate: bool = False) -> ToolResult:
+        return cls(content=[TextContent(text=text)], details=details, is_error=is_error, terminate=terminate)
 
     def text_content(self) -> str:
         return "".join(b.text for b in self.content if isinstance(b, TextContent))

@@ -32,7 +32,7 @@ def stream(model: Model, context: Context | dict[str, Any], *, registry: ModelRe
            api_key: str | None = None, signal: AbortSignal | None = None, reasoning: str | None = None,
            max_tokens: int | None = None, temperature: float | None = None,
            headers: dict[str, str] | None = None, session_id: str | None = None, on_payload: Any = None,
-           client: Any = None, retry: Any = None, **extra: Any) -> EventStream:
+           client: Any = None, retry: Any = None, observer: Any = None, **extra: Any) -> EventStream:
     """Stream one assistant reply: an async iterator of events whose last event carries the final message.
 
     ``reasoning`` is a thinking level (``"off"``/``None`` = none). ``retry`` (``True`` or a
@@ -45,7 +45,7 @@ def stream(model: Model, context: Context | dict[str, Any], *, registry: ModelRe
         headers=headers, session_id=session_id, on_payload=on_payload, client=client,
         thinking_budgets=extra.pop("thinking_budgets", None), cache_retention=extra.pop("cache_retention", None),
         tool_choice=extra.pop("tool_choice", None), metadata=extra.pop("metadata", None),
-        read_timeout=extra.pop("read_timeout", None), extra=extra)
+        read_timeout=extra.pop("read_timeout", None), observer=observer, extra=extra)
     if retry:
         from .retry import RetryPolicy, retrying_stream
 

@@ -150,10 +150,12 @@ def encode_json(payload: Any) -> bytes:
 
 @contextlib.asynccontextmanager
 async def post_stream(url: str, payload: Any, headers: Mapping[str, str], *, style: ErrorStyle,
-                      client: httpx.AsyncClient | None = None,
-                      read_timeout: float | None = None) -> AsyncIterator[httpx.Response]:
+                      client: httpx.AsyncClient | None = None, read_timeout: float | None = None,
+                      observer: Any = None) -> AsyncIterator[httpx.Response]:
     """POST JSON and yield the open streaming response; raise :class:`ProviderHTTPError` on non-2xx.
-    ``payload`` may be ready ``bytes`` (a body that was signed, for example).
+    ``payload`` may be ready ``bytes`` (a body that was signed, for example). An ``observer``
+    (:class:`~pi_core.ai.options.RequestObserver`) sees the headers before they go and the response's
+    status and headers before its body is read.
 
     The body is never buffered: read it with ``response.aiter_bytes()``. Leaving the block (also by
     cancellation, which is how an abort arrives) closes the connection.
@@ -163,10 +165,19 @@ async def post_stream(url: str, payload: Any, headers: Mapping[str, str], *, sty
     http = client or shared_client()
     body = bytes(payload) if isinstance(payload, (bytes, bytearray)) else encode_json(payload)
     all_headers = merge_headers({"content-type": "application/json", "user-agent": user_agent()}, headers)
+    removed: list[str] = []
+    if observer is not None:
+        changed = await observer.headers(dict(all_headers))
+        removed = [k for k, v in changed.items() if v is None]
+        all_headers = {k: v for k, v in changed.items() if v is not None}
     request = http.build_request("POST", url, content=body, headers=all_headers,
                                  timeout=make_timeout(read_timeout) if read_timeout else httpx.USE_CLIENT_DEFAULT)
+    for name in removed:  # a plugin removed it: also the client's default (user-agent, ...)
+        request.headers.pop(name, None)
     response = await http.send(request, stream=True)
     try:
+        if observer is not None:
+            await observer.response(response.status_code, dict(response.headers))
         if response.status_code >= 400:
             raw = await response.aread()
             text = raw.decode("utf-8", "replace")

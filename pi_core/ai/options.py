@@ -6,7 +6,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .abort import AbortSignal
 from .types import Context, Model
@@ -19,6 +19,20 @@ if TYPE_CHECKING:
 DEFAULT_THINKING_BUDGETS: dict[str, int] = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
 #: Levels above ``high`` fall back to ``high`` where a provider has nothing stronger.
 LEVEL_ORDER = ("minimal", "low", "medium", "high", "xhigh", "max")
+
+
+class RequestObserver(Protocol):
+    """Sees a request's HTTP traffic (the plugin hooks ``before_provider_headers``,
+    ``after_provider_response``, ``provider_stream_event``). Providers that speak HTTP call it."""
+
+    async def headers(self, headers: dict[str, str]) -> dict[str, str]:
+        """The headers to send (may add, change or remove)."""
+
+    async def response(self, status: int, headers: dict[str, str]) -> None:
+        """The answer's status and headers, before its body is read."""
+
+    async def stream_event(self, data: Any) -> None:
+        """One parsed event of the answer's stream."""
 
 
 @dataclass
@@ -45,6 +59,7 @@ class StreamOptions:
     tool_choice: Any = None
     metadata: dict[str, Any] | None = None
     read_timeout: float | None = None
+    observer: RequestObserver | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     env: dict[str, str] | None = None
     """Environment values for this provider that take priority over the process environment (a stored
@@ -70,6 +85,11 @@ class StreamOptions:
         budgets = {**DEFAULT_THINKING_BUDGETS, **(self.thinking_budgets or {})}
         return budgets.get("high" if level in ("xhigh", "max") else level, budgets["medium"])
 
+    async def observe(self, data: Any) -> None:
+        """Hand one parsed stream event to the observer (``provider_stream_event``)."""
+        if self.observer is not None:
+            await self.observer.stream_event(data)
+
     async def apply_on_payload(self, payload: Any) -> Any:
         """Run ``on_payload``; a non-``None`` result replaces the payload."""
         if self.on_payload is None:
@@ -84,4 +104,4 @@ class StreamOptions:
 #: writer, call ``writer.finish(...)`` at the end. Raise for failures; they become the ``error`` event.
 StreamFn = Callable[[Model, Context, StreamOptions, "StreamWriter"], Awaitable[None]]
 
-__all__ = ["DEFAULT_THINKING_BUDGETS", "StreamFn", "StreamOptions"]
+__all__ = ["DEFAULT_THINKING_BUDGETS", "RequestObserver", "StreamFn", "StreamOptions"]

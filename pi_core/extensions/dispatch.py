@@ -132,7 +132,9 @@ class Dispatcher:
             try:
                 if event._apply(result):  # a decision (block, cancel, handled) ends the dispatch
                     return event
-            except TypeError as exc:
+            except TypeError as exc:  # an answer of the wrong shape: a gate blocks, never lets it through
+                if hook in FAIL_CLOSED:
+                    return self._fail_closed(hook, impl, event, exc)
                 self._report(impl.plugin, hook, exc)
         return event
 

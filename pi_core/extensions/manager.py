@@ -171,7 +171,8 @@ class PluginHost:
     def _check_hooks(self, plugin: object) -> str | None:
         for caller in self.pm.get_hookcallers(plugin) or ():
             if caller.spec is None:
-                close = difflib.get_close_matches(caller.name, hookspecs.DISPATCH_MODES, n=1)
+                close = [hookspecs.PI_NAMES[caller.name]] if caller.name in hookspecs.PI_NAMES else \
+                    difflib.get_close_matches(caller.name, hookspecs.DISPATCH_MODES, n=1)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
                 return f"implements unknown hook {caller.name!r}{hint}"
             for impl in caller.get_hookimpls():
@@ -345,10 +346,26 @@ def _populate(host: PluginHost) -> None:
     if options.discover_extensions:
         _load_packages(host)
         _load_files(host, "global", extension_files(options.agent_dir / "extensions"))
-        _load_project(host)
+    # -e files load before the project's extensions so that their project_trust handlers can decide;
+    # handlers still run in pi's order (project extensions before -e files), see _project_before_cli.
     _load_files(host, "cli", [p for p in options.extension_paths if _exists(host, p)])
+    if options.discover_extensions:
+        _load_project(host)
+        _project_before_cli(host)
     _load_objects(host, options.plugins)
     host.run_registrations()
+
+
+def _project_before_cli(host: PluginHost) -> None:
+    order = host.pm.load_order
+    project = [n for n, r in host.records.items() if r.source == "project" and n in order]
+    cli = [n for n, r in host.records.items() if r.source == "cli" and n in order]
+    if not project or not cli:
+        return
+    start = min(order[n] for n in cli)
+    for position, name in enumerate([*project, *cli], start):
+        order[name] = position
+    host.pm.generation += 1
 
 
 def rebuild_plugin_host(host: PluginHost) -> PluginHost:
@@ -451,6 +468,12 @@ def _decide_trust(host: PluginHost) -> bool:
     if options.approve is not None:
         return options.approve
     store = TrustStore(options.agent_dir)
+    decided = _trust_hooks(host)
+    if decided is not None:
+        trusted, remember = decided
+        if remember:
+            store.set(host.cwd, trusted)
+        return trusted
     try:
         decision = store.get(host.cwd)
     except TrustStoreError as exc:
@@ -467,6 +490,22 @@ def _decide_trust(host: PluginHost) -> bool:
     if remember:
         store.set(host.cwd, trusted)
     return trusted
+
+
+def _trust_hooks(host: PluginHost) -> tuple[bool, bool] | None:
+    """The ``project_trust`` handlers loaded so far (installed plugins, global extensions, ``-e`` files):
+    the first ``yes``/``no`` as ``(trusted, remember)``, or ``None``."""
+    if not host.dispatch.has("project_trust"):
+        return None
+    from ..events import ProjectTrustEvent
+    from .context import ExtensionContext
+    from .dispatch import _run_sync
+
+    ctx = ExtensionContext(host.cwd, mode="trust", events=host.events)
+    event = _run_sync(host.dispatch.call("project_trust", ProjectTrustEvent(host.cwd), ctx))
+    if event.decision is None:
+        return None
+    return event.decision.trusted == "yes", event.decision.remember
 
 
 def _load_objects(host: PluginHost, plugins: Sequence[object]) -> None:

@@ -17,7 +17,7 @@ _UNSAFE = re.compile("[\u2028\u2029\ud800-\udfff]")
 # Fields that are part of the in-process event but not of pi's JSON line.
 _DROP: dict[str, set[str]] = {
     "turn_start": {"turn_index", "timestamp"},
-    "turn_end": {"turn_index"},
+    "turn_end": {"turn_index", "message_entry_id", "tool_result_entry_ids", "outcome", "entries", "continue_"},
 }
 
 

@@ -29,6 +29,7 @@ from ..ai.retry import RetryPolicy
 from ..ai.types import AssistantMessage, Context, ImageContent, Model, SystemMessage, TextContent, UserMessage
 from ..events import (
     AgentEndEvent,
+    TurnEndEvent,
     BeforeAgentStartEvent,
     InputEvent,
     MessageEndEvent,
@@ -365,9 +366,15 @@ class AgentSession:
         return previous
 
     def set_thinking_level(self, level: str) -> None:
-        self._thinking_level = level
+        """Use ``level`` from the next request on (a ``thinking_level_change`` entry;
+        ``thinking_level_select`` hooks run right after)."""
+        previous, self._thinking_level = self._thinking_level, level
         self.session.append_thinking_level_change(level)
         self.agent.config.stream_options["reasoning"] = None if level == "off" else level
+        if self.host.dispatch.has("thinking_level_select"):
+            from ..events import ThinkingLevelSelectEvent
+
+            self.background(self.call_hook("thinking_level_select", ThinkingLevelSelectEvent(level, previous)))
 
     def set_active_tools(self, names: list[str]) -> None:
         """Change what the model is told about from the next request on. Not a sandbox."""
@@ -479,15 +486,28 @@ class AgentSession:
     async def run_bash(self, command: str, *, exclude_from_context: bool = False,
                        on_output: Callable[[str], Any] | None = None) -> ShellResult:
         """Run a command for the user; its output reaches the model with the next prompt."""
-        from ..session import BashExecutionMessage
-        from ..toolkit.process import build_env, run_shell
+        from ..agent.operations import run_bash
+        from ..events import UserBashEvent
+        from ..toolkit.process import build_env
 
+        operations = None
+        if self.host.dispatch.has("user_bash"):
+            decision = (await self.call_hook("user_bash", UserBashEvent(command, exclude_from_context,
+                                                                        self.cwd))).decision
+            operations = decision.operations if decision is not None else None
+            if decision is not None and decision.result is not None:
+                return self._record_user_bash(command, _shell_result(command, decision.result), exclude_from_context)
         self._bash = AbortController()
         try:
-            result = await run_shell(command, cwd=self.cwd, env=build_env(self.process_env()),
-                                     signal=self._bash.signal, on_output=on_output)
+            result = await run_bash(command, cwd=self.cwd, env=build_env(self.process_env()), signal=self._bash.signal,
+                                    operations=operations, on_output=on_output)
         finally:
             self._bash = None
+        return self._record_user_bash(command, result, exclude_from_context)
+
+    def _record_user_bash(self, command: str, result: ShellResult, exclude_from_context: bool) -> ShellResult:
+        from ..session import BashExecutionMessage
+
         message = BashExecutionMessage(
             command=command, output=result.output, exit_code=result.exit_code,
             cancelled=result.cancelled or result.timed_out, truncated=result.truncated,
@@ -624,7 +644,8 @@ class AgentSession:
         from ..session import convert_to_llm
 
         options: dict[str, Any] = {"reasoning": None if self._thinking_level == "off" else self._thinking_level,
-                                   "on_payload": self.wiring.on_payload, "session_id": self.session.session_id}
+                                   "on_payload": self.wiring.on_payload, "session_id": self.session.session_id,
+                                   "observer": self.wiring}
         return LoopConfig(
             model=self._model, stream=stamp_thinking_level(self._stream, lambda: self._thinking_level),
             system_prompt=self._system_text, tools=self.tools(), convert_to_llm=convert_to_llm,
@@ -734,16 +755,50 @@ class AgentSession:
                 if self.agent.last_run_aborted or self.auto_retry.aborted:
                     break
                 queued = self.agent.take_queued()  # queued by agent_end handlers: one more run, as in pi
-                if not queued:
+                if queued:
+                    self._queue_changed()
+                    self.auto_retry.start_run()
+                    self.compactor.start_run()
+                    await self.agent.prompt(queued)
+                    continue
+                if not await self._before_settle():
                     break
-                self._queue_changed()
                 self.auto_retry.start_run()
-                self.compactor.start_run()
-                await self.agent.prompt(queued)
+                await self.agent.continue_(force=True)
         finally:
             self._idle.set()
             self._flush_pending_bash()
-            await self.emit(AgentSettledEvent(aborted=self.agent.last_run_aborted or self.auto_retry.aborted))
+            settled = AgentSettledEvent(aborted=self.agent.last_run_aborted or self.auto_retry.aborted)
+            if self.host.dispatch.has("agent_settled"):
+                await self.call_hook("agent_settled", settled)
+            await self.emit(settled)
+
+    async def _before_settle(self) -> bool:
+        """``agent_before_settle``: append what the handlers proposed; True when one asked to continue."""
+        if not self.host.dispatch.has("agent_before_settle"):
+            return False
+        from ..events import AgentBeforeSettleEvent
+
+        event = await self.call_hook("agent_before_settle", AgentBeforeSettleEvent(list(self.agent.messages)))
+        if event.entries and not await self.apply_drafts(event.entries, "agent_before_settle"):
+            return False  # a proposal that could not be written asks for nothing
+        return bool(event.continue_) and not self.agent.last_run_aborted
+
+    async def apply_drafts(self, drafts: list[dict[str, Any]], hook: str) -> bool:
+        """Append the entries a boundary hook proposed (``custom``, ``custom_message``, ``context_edit``,
+        ``compaction``), all checked first: a bad proposal is reported and nothing of it is written."""
+        from .drafts import DraftError, append_drafts, check_drafts
+
+        try:
+            checked = check_drafts(drafts)
+        except DraftError as exc:
+            from ..extensions.dispatch import HookError
+
+            self.host._on_hook_error(HookError("boundary", hook, exc, str(exc)))
+            return False
+        if append_drafts(self, checked):
+            self.reload_transcript()
+        return True
 
     async def _before_request(self, messages: list[Any], signal: AbortSignal) -> list[Any]:
         """Before each model request: compact if the context is over the threshold, then ``context`` hooks."""
@@ -756,8 +811,13 @@ class AgentSession:
         if isinstance(event, AgentEndEvent):
             last = self.agent.messages[-1] if self.agent.messages else None
             event.will_retry = self.auto_retry.will_retry(last) or self.compactor.will_recover_overflow(last)
+        if isinstance(event, TurnEndEvent):
+            event.message_entry_id = self._entry_ids.get(id(event.message))
+            event.tool_result_entry_ids = [i for i in (self._entry_ids.get(id(r)) for r in event.tool_results) if i]
         if self.host.dispatch.has(event.type):
             await self.host.dispatch.call(event.type, event, self.ctx)
+        if isinstance(event, TurnEndEvent) and event.entries and not await self.apply_drafts(event.entries, "turn_end"):
+            event.continue_ = False
         await self.emit(event)
         if isinstance(event, MessageEndEvent):
             self.persist(event.message)
@@ -842,6 +902,18 @@ class AgentSession:
         self.reload_transcript()
         await self.call_hook("session_start", SessionStartEvent(reason, previous))
         self._session_changed()
+
+
+def _shell_result(command: str, result: Any) -> ShellResult:
+    """A ``user_bash`` handler's result (a ``ShellResult``, or pi's ``{output, exitCode, cancelled}``)."""
+    from ..toolkit.process import ShellResult
+
+    if isinstance(result, ShellResult):
+        return result
+    if not isinstance(result, dict):
+        raise TypeError(f"user_bash result must be a ShellResult or a dict, not {type(result).__name__}")
+    return ShellResult(command, str(result.get("output", "")), result.get("exitCode", result.get("exit_code")),
+                       cancelled=bool(result.get("cancelled", False)))
 
 
 def _default_active(tool: Tool | None) -> bool:

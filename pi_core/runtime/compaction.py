@@ -28,6 +28,7 @@ from ..events import (
     SessionBeforeCompactEvent,
     SessionBeforeTreeEvent,
     SessionCompactEvent,
+    SessionCompactFailedEvent,
     SessionTreeEvent,
     TreeOverride,
 )
@@ -202,8 +203,10 @@ class Compactor:
         except Exception as exc:
             aborted = controller.signal.aborted or getattr(exc, "aborted", False)
             self._end(controller)
-            await host.emit(CompactionEndEvent(reason, None, aborted, False,
-                                               None if aborted else _failure(reason, exc)))
+            message = None if aborted else _failure(reason, exc)
+            await host.call_hook("session_compact_failed", SessionCompactFailedEvent(
+                reason, message, aborted, will_retry, bool(getattr(exc, "from_plugin", False))))
+            await host.emit(CompactionEndEvent(reason, None, aborted, False, message))
             if isinstance(exc, CompactionError) and exc.aborted == aborted:
                 raise
             raise CompactionError(str(exc), aborted=aborted) from exc

@@ -19,7 +19,10 @@ from ..events import (
     BeforeToolCallEvent,
     ContextEvent,
     ContextWithSystemEvent,
+    ProviderHeadersEvent,
     ProviderRequestEvent,
+    ProviderResponseEvent,
+    ProviderStreamEvent,
 )
 
 if TYPE_CHECKING:
@@ -55,6 +58,27 @@ class HookWiring:
                                               ProviderRequestEvent(copy.deepcopy(payload), model or self._model()),
                                               self.ctx)
         return event.payload
+
+    # -- the provider's HTTP traffic (pi_core.ai.options.RequestObserver) -------------------------
+
+    async def headers(self, headers: dict[str, str]) -> dict[str, str]:
+        if not self.host.dispatch.has("before_provider_headers"):
+            return headers
+        event = await self.host.dispatch.call("before_provider_headers",
+                                              ProviderHeadersEvent(dict(headers), self._model()), self.ctx)
+        return event.headers  # type: ignore[return-value]  # None values: post_stream removes the header
+
+    async def response(self, status: int, headers: dict[str, str]) -> None:
+        if self.host.dispatch.has("after_provider_response"):
+            await self.host.dispatch.call("after_provider_response",
+                                          ProviderResponseEvent(status, headers, self._model()), self.ctx)
+
+    async def stream_event(self, data: Any) -> None:
+        if self.host.dispatch.has("provider_stream_event"):
+            model = self._model()
+            event = ProviderStreamEvent(model.provider if model else "", model.api if model else "",
+                                        model.id if model else "", data)
+            await self.host.dispatch.call("provider_stream_event", event, self.ctx)
 
     async def before_tool_call(self, event: BeforeToolCallEvent) -> BeforeToolCallEvent:
         return await self.host.dispatch.call("before_tool_call", event, self.ctx)

@@ -394,7 +394,7 @@ async def stream_anthropic(model: Model, context: Context, options: StreamOption
     url = model.base_url.rstrip("/") + "/v1/messages?beta=true"
     parser = _Parser(writer, model, context, is_oauth_token(options.api_key))
     async with post_stream(url, payload, headers, style="anthropic", client=options.client,
-                           read_timeout=options.read_timeout) as response:
+                           read_timeout=options.read_timeout, observer=options.observer) as response:
         writer.start()
         async for event in iter_sse(response.aiter_bytes(), writer.drain):
             if event.event == "error":
@@ -407,6 +407,7 @@ async def stream_anthropic(model: Model, context: Context, options: StreamOption
                 raise ProviderError(f"Could not parse Anthropic SSE event {event.event}: {exc}; data={event.data}")
             if not isinstance(data, dict):
                 continue
+            await options.observe(data)
             parser.event(data)
     _finish(writer, parser)
 

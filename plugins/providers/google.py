@@ -282,13 +282,14 @@ async def run_google(url: str, headers: dict[str, str], payload: Any, model: Mod
     """POST a ``streamGenerateContent`` request and stream the reply (shared with Vertex AI)."""
     parser = _Parser(writer, model)
     async with post_stream(url, payload, headers, style="google", client=options.client,
-                           read_timeout=options.read_timeout) as response:
+                           read_timeout=options.read_timeout, observer=options.observer) as response:
         writer.start()
         async for event in iter_sse(response.aiter_bytes(), writer.drain):
             try:
                 data = json.loads(event.data)
             except ValueError:
                 continue
+            await options.observe(data)
             if isinstance(data, dict) and data.get("error"):
                 raise _error_chunk(data)
             if isinstance(data, dict):

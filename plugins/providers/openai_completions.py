@@ -507,7 +507,7 @@ async def stream_completions(model: Model, context: Context, options: StreamOpti
     url = model.base_url.rstrip("/") + "/chat/completions"
     parser = _Parser(writer)
     async with post_stream(url, payload, headers, style="openai", client=options.client,
-                           read_timeout=options.read_timeout) as response:
+                           read_timeout=options.read_timeout, observer=options.observer) as response:
         writer.start()
         events = iter_sse(response.aiter_bytes(), writer.drain)
         async for event in events:
@@ -521,6 +521,7 @@ async def stream_completions(model: Model, context: Context, options: StreamOpti
                 continue
             if not isinstance(chunk, dict):
                 continue
+            await options.observe(chunk)
             if chunk.get("error"):
                 raise _stream_error(chunk)
             parser.chunk(chunk)

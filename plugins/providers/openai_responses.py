@@ -377,7 +377,7 @@ async def run_responses(url: str, headers: dict[str, str], payload: Any, model: 
     Azure, Codex). ``map_event(data)`` may rewrite or drop (``None``) each event first."""
     parser = _Parser(writer, model, options)
     async with post_stream(url, payload, headers, style="openai", client=options.client,
-                           read_timeout=options.read_timeout) as response:
+                           read_timeout=options.read_timeout, observer=options.observer) as response:
         writer.start()
         async for event in iter_sse(response.aiter_bytes(), writer.drain):
             if event.data == "[DONE]":
@@ -386,6 +386,7 @@ async def run_responses(url: str, headers: dict[str, str], payload: Any, model: 
                 data = json.loads(event.data)
             except ValueError:
                 continue
+            await options.observe(data)
             if isinstance(data, dict) and map_event is not None:
                 data = map_event(data)
             if isinstance(data, dict):

@@ -1,0 +1,96 @@
+"""Where the built-in tools do their work: pluggable *operations* (pi's ``BashOperations``,
+``ReadOperations``, ``EditOperations``, ``WriteOperations``), so that an ssh or container plugin can
+reuse the built-in tools — their arguments, limits, truncation and messages — against another machine.
+
+The local implementations are the defaults. An operations object only moves bytes and runs commands;
+everything the model sees is still made by the tool.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..toolkit.process import OutputCollector, ShellResult, run_shell
+
+if TYPE_CHECKING:
+    from ..ai.abort import AbortSignal
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    """How a command ended: ``exit_code`` is ``None`` when it was stopped (timeout or abort)."""
+
+    exit_code: int | None
+    timed_out: bool = False
+    cancelled: bool = False
+
+
+class BashOperations(Protocol):
+    """Runs a shell command somewhere; its output (stdout and stderr together) goes to ``on_data``."""
+
+    async def exec(self, command: str, cwd: Path, *, on_data: Callable[[bytes], None], signal: AbortSignal | None,
+                   timeout: float | None, env: Mapping[str, str]) -> ExecResult: ...
+
+
+SpawnHook = Callable[[str, Path, dict[str, str]], "tuple[str, Path, dict[str, str]]"]
+"""``(command, cwd, env) -> (command, cwd, env)``: changes a command before it runs (pi's ``spawnHook``)."""
+
+
+class _Forward(OutputCollector):
+    """Hands every chunk on instead of keeping it (the caller collects)."""
+
+    def __init__(self, on_data: Callable[[bytes], None]) -> None:
+        super().__init__()
+        self._on_data = on_data
+
+    def feed(self, chunk: bytes) -> str:
+        if chunk:
+            self._on_data(chunk)
+        return ""
+
+
+class LocalBashOperations:
+    """Runs commands on this machine with the user's shell (process group, timeout, abort)."""
+
+    async def exec(self, command: str, cwd: Path, *, on_data: Callable[[bytes], None], signal: AbortSignal | None,
+                   timeout: float | None, env: Mapping[str, str]) -> ExecResult:
+        result = await run_shell(command, cwd=cwd, env=env, timeout=timeout, signal=signal,
+                                 collector=_Forward(on_data))
+        return ExecResult(result.exit_code, result.timed_out, result.cancelled)
+
+
+async def run_bash(command: str, *, cwd: Path, env: Mapping[str, str], timeout: float | None = None,
+                   signal: AbortSignal | None = None, operations: BashOperations | None = None,
+                   spawn_hook: SpawnHook | None = None, on_output: Callable[[str], Any] | None = None,
+                   collector: OutputCollector | None = None, spill_prefix: str = "pi-bash") -> ShellResult:
+    """Run ``command`` through ``operations`` (default: this machine) and collect its output as the bash
+    tool and ``!command`` show it: head and tail within the limits, everything spilled to a file."""
+    run_env = dict(env)
+    if spawn_hook is not None:
+        command, cwd, run_env = spawn_hook(command, Path(cwd), run_env)
+    collector = collector or OutputCollector(spill_prefix=spill_prefix)
+    if operations is None or isinstance(operations, LocalBashOperations):
+        return await run_shell(command, cwd=cwd, env=run_env, timeout=timeout, signal=signal, on_output=on_output,
+                               collector=collector)
+
+    def on_data(chunk: bytes) -> None:
+        text = collector.feed(chunk)
+        if on_output is not None and text:
+            on_output(text)
+
+    started = time.monotonic()
+    try:
+        outcome = await operations.exec(command, Path(cwd), on_data=on_data, signal=signal, timeout=timeout,
+                                        env=run_env)
+    finally:
+        collector.close()
+    snap = collector.snapshot()
+    return ShellResult(command, snap.text(), outcome.exit_code, outcome.timed_out, outcome.cancelled, snap,
+                       collector.spill_path, time.monotonic() - started, timeout, collector)
+
+
+__all__ = ["BashOperations", "ExecResult", "LocalBashOperations", "SpawnHook", "run_bash"]
