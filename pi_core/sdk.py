@@ -129,8 +129,7 @@ def _settings(cwd: Path, agent: Path, host: PluginHost, overrides: Any) -> Setti
 
     from .runtime.settings import Settings
 
-    trusted = bool(host.project_trusted) or any(r.source == "project" for r in host.records.values()) \
-        or bool(host.options.approve)
+    trusted = host.is_project_trusted()
     if isinstance(overrides, Settings):
         return overrides
     loaded = Settings.load(cwd, agent, trusted=trusted)

@@ -29,7 +29,7 @@ from .dispatch import Dispatcher, HookError, StrictPluginError
 from .loader import import_extension
 from .registry import Conflict, Registry, Replacement
 from ..paths import agent_dir as default_agent_dir
-from .trust import TrustStore, TrustStoreError
+from .trust import TrustStore, TrustStoreError, has_trust_inputs
 
 REGISTRATION_HOOKS = ("register_tools", "register_commands", "register_providers", "register_toolsets",
                       "register_flags", "register_cli_commands")
@@ -136,6 +136,13 @@ class PluginHost:
         self.packages: Any = None
         """The session's :class:`pi_core.packages.resolve.PackageSet` (settings ``packages`` and installs)."""
         self.project_trusted: bool | None = None
+
+    def is_project_trusted(self) -> bool:
+        """This run's trust decision for the project (``--approve``, trust.json, ``defaultProjectTrust``,
+        or the user's answer), taken once; a project with nothing trust gates is not asked about."""
+        if self.project_trusted is None and not has_trust_inputs(self.cwd):
+            return bool(self.options.approve)
+        return _project_trusted(self)
 
     # -- loading -------------------------------------------------------------------------------
 
