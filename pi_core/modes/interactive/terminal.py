@@ -54,12 +54,14 @@ class TerminalOutput:
                 from prompt_toolkit.application import run_in_terminal
                 from prompt_toolkit.application.current import set_app
 
+                _keep_raw_for_next_write(app)
                 with set_app(app):  # our task does not run in the app's context
                     done = run_in_terminal(self._write_pending)
                 while not done.done():  # the editor may be put away meanwhile: then write directly
                     await asyncio.wait({done}, timeout=0.2)
                     if not app.is_running and not done.done():
                         done.cancel()
+                        app.input._pi_raw_writes = 0  # that write will not happen inside prompt_toolkit
                         self._write_pending()
                         return
             else:
@@ -74,6 +76,28 @@ class TerminalOutput:
         if rows:
             self.stream.write("".join(f"{row}\n" for row in rows))
             self.stream.flush()
+
+
+def _keep_raw_for_next_write(app: Any) -> None:
+    """prompt_toolkit's ``run_in_terminal`` puts the terminal into cooked mode around its body. For a
+    scrollback write that is wrong: a key typed meanwhile is echoed into the transcript, and a Ctrl+D
+    is eaten by the line discipline as end-of-file (so "Ctrl+D exits" would be lost). The next body is
+    ours and only writes, so the input stays raw for it (keys wait in the kernel until the editor reads
+    them again); any other ``run_in_terminal`` (the external editor) still gets cooked mode."""
+    source = app.input
+    original = getattr(source, "_pi_cooked_mode", None)
+    if original is None:
+        original = source._pi_cooked_mode = source.cooked_mode
+        source._pi_raw_writes = 0
+
+        def cooked_mode() -> Any:
+            if source._pi_raw_writes > 0:
+                source._pi_raw_writes -= 1
+                return contextlib.nullcontext()
+            return original()
+
+        source.cooked_mode = cooked_mode
+    source._pi_raw_writes += 1
 
 
 ENABLE_EXTENDED_KEYS = "\x1b[>1u\x1b[>4;2m"
