@@ -97,6 +97,7 @@ _EXPORTS: dict[str, str] = {
     "resolve_tool_path": "pi_core.agent.paths",
     # --- tool helpers (truncation, processes, matching) ---------------------------------------
     "DEFAULT_MAX_BYTES": "pi_core.toolkit.truncate",
+    "DEFAULT_SECRET_PATTERNS": "pi_core.toolkit.shell_env",
     "DEFAULT_MAX_LINES": "pi_core.toolkit.truncate",
     "Edit": "pi_core.toolkit.textmatch",
     "EditError": "pi_core.toolkit.textmatch",
@@ -113,6 +114,7 @@ _EXPORTS: dict[str, str] = {
     "ProcessStartError": "pi_core.toolkit.process",
     "Replacement": "pi_core.toolkit.textmatch",
     "SearchError": "pi_core.toolkit.search",
+    "ShellEnvPolicy": "pi_core.toolkit.shell_env",
     "ShellResult": "pi_core.toolkit.process",
     "SpecialFileError": "pi_core.toolkit.blocking",
     "TextFile": "pi_core.toolkit.textmatch",
@@ -143,6 +145,9 @@ _EXPORTS: dict[str, str] = {
     "run_process": "pi_core.toolkit.process",
     "run_shell": "pi_core.toolkit.process",
     "sanitize_output": "pi_core.toolkit.process",
+    "scrubbed_env": "pi_core.toolkit.shell_env",
+    "set_shell_env_policy": "pi_core.toolkit.shell_env",
+    "shell_env_policy": "pi_core.toolkit.shell_env",
     "special_file_kind": "pi_core.toolkit.blocking",
     "truncate_head": "pi_core.toolkit.truncate",
     "truncate_head_tail": "pi_core.toolkit.truncate",
@@ -354,6 +359,13 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
     from .packages.resolve import PackageResource, PackageSet, ResolvedPackage, discover_package_resources, resolve_packages
     from .packages.sources import PackageSource, parse_package_source
     from .runtime.system_prompt import SystemPrompt, SystemPromptOptions, build_system_prompt
+    from .toolkit.shell_env import (
+        DEFAULT_SECRET_PATTERNS,
+        ShellEnvPolicy,
+        scrubbed_env,
+        set_shell_env_policy,
+        shell_env_policy,
+    )
     from .toolkit.blocking import SpecialFileError, check_regular_file, run_blocking, special_file_kind
     from .toolkit.diff import edit_diff
     from .toolkit.ignore import Overrides, compile_pattern, glob_to_regex, walk

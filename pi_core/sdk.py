@@ -15,6 +15,7 @@ mode.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -101,6 +102,7 @@ async def create_agent_session(
                                      autoload=autoload, discover_extensions=discover_extensions, plugins=plugins)
     config = _settings(root, agent, host, settings)
     models = _model_registry(host, agent)
+    _apply_shell_env(config, models)
     chosen = _choose_model(models, config, model, provider)
     # --session-dir, then $PI_CODING_AGENT_SESSION_DIR, then the sessionDir setting (pi's order)
     env_dir = os.environ.get("PI_CODING_AGENT_SESSION_DIR")
@@ -122,6 +124,17 @@ async def create_agent_session(
         manager.append_thinking_level_change(level)
     await agent_session.start("resume" if resumed else "startup")
     return agent_session
+
+
+def _apply_shell_env(config: Settings, models: ModelRegistry) -> None:
+    """Processes started for the model lose the providers' key variables and credential-like names."""
+    from .toolkit.shell_env import ShellEnvPolicy, set_shell_env_policy
+
+    names = [n for p in models.get_providers() if (c := models.get_provider(p)) is not None for n in c.env_vars()]
+    policy, problems = ShellEnvPolicy.from_setting(config.get("shellEnv"), names)
+    for problem in problems:
+        print(f"pi: settings: {problem}", file=sys.stderr)
+    set_shell_env_policy(policy)
 
 
 def _settings(cwd: Path, agent: Path, host: PluginHost, overrides: Any) -> Settings:

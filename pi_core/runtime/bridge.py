@@ -9,7 +9,6 @@ started by ``send_message``, a compaction) is started in the background and retu
 from __future__ import annotations
 
 import inspect
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -209,7 +208,7 @@ class PluginBridge:
 
         options: dict[str, Any] = {"max_output_bytes": max_buffer} if max_buffer is not None else {}
         return await run_process([command, *args], cwd=cwd or self._s.cwd, timeout=timeout, signal=signal,
-                                 env={**os.environ, **self._s.process_env()}, **options)
+                                 env=self._s.process_env(), **options)
 
     # -- commands only -----------------------------------------------------------------------------
 

@@ -74,8 +74,11 @@ class ProcessStartError(OSError):
 
 
 def build_env(extra: Mapping[str, str] | None = None, *, inherit: bool = True) -> dict[str, str]:
-    """The environment for a supervised process: ours, the non-interactive defaults, then ``extra``."""
-    env = dict(os.environ) if inherit else {}
+    """The environment for a supervised process: ours without credentials (see
+    :mod:`pi_core.toolkit.shell_env`), the non-interactive defaults, then ``extra`` (always kept)."""
+    from .shell_env import scrubbed_env
+
+    env = scrubbed_env() if inherit else {}
     env.update(NONINTERACTIVE_ENV)
     if extra:
         env.update({k: str(v) for k, v in extra.items()})

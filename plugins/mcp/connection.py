@@ -27,7 +27,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import McpError
 from mcp.types import CONNECTION_CLOSED
 
-from pi_core import __version__
+from pi_core import __version__, scrubbed_env
 
 from .config import ConfigValueError, ServerEntry, expand_home, resolve_map
 from .log import ServerLog, StderrTail
@@ -155,7 +155,7 @@ class Connection:
         command = [expand_home(config["command"]), *(expand_home(a) for a in config.get("args", []))]
         if os.name == "posix":
             command = [sys.executable, "-I", "-S", str(GUARD), *command]
-        params = StdioServerParameters(command=command[0], args=command[1:], env={**os.environ, **env},
+        params = StdioServerParameters(command=command[0], args=command[1:], env=scrubbed_env(env),
                                        cwd=str((self.cwd / expand_home(config.get("cwd", "."))).resolve()))
         errlog = await self._stderr_pipe(stack)
         with errlog:
