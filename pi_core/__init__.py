@@ -91,9 +91,20 @@ _EXPORTS: dict[str, str] = {
     "ToolNamespace": "pi_core.agent.tools",
     "ToolResult": "pi_core.agent.tools",
     "BashOperations": "pi_core.agent.operations",
+    "EditOperations": "pi_core.agent.operations",
     "ExecResult": "pi_core.agent.operations",
     "LocalBashOperations": "pi_core.agent.operations",
+    "LocalFileOperations": "pi_core.agent.operations",
+    "ReadOperations": "pi_core.agent.operations",
     "SpawnHook": "pi_core.agent.operations",
+    "WriteOperations": "pi_core.agent.operations",
+    "is_local": "pi_core.agent.operations",
+    "run_bash_operations": "pi_core.agent.operations",
+    # the built-in tools, to reuse with other operations (plugins/tools)
+    "create_bash_tool": "plugins.tools.bash",
+    "create_edit_tool": "plugins.tools.edit",
+    "create_read_tool": "plugins.tools.read",
+    "create_write_tool": "plugins.tools.write",
     "resolve_tool_path": "pi_core.agent.paths",
     # --- tool helpers (truncation, processes, matching) ---------------------------------------
     "DEFAULT_MAX_BYTES": "pi_core.toolkit.truncate",
@@ -283,7 +294,23 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
-    from .agent.operations import BashOperations, ExecResult, LocalBashOperations, SpawnHook
+    from plugins.tools.bash import create_bash_tool
+    from plugins.tools.edit import create_edit_tool
+    from plugins.tools.read import create_read_tool
+    from plugins.tools.write import create_write_tool
+
+    from .agent.operations import (
+        BashOperations,
+        EditOperations,
+        ExecResult,
+        LocalBashOperations,
+        LocalFileOperations,
+        ReadOperations,
+        SpawnHook,
+        WriteOperations,
+        is_local,
+        run_bash_operations,
+    )
     from .agent.paths import resolve_tool_path
     from .agent.tools import (
         Tool,

@@ -63,7 +63,7 @@ class LocalBashOperations:
         return ExecResult(result.exit_code, result.timed_out, result.cancelled)
 
 
-async def run_bash(command: str, *, cwd: Path, env: Mapping[str, str], timeout: float | None = None,
+async def run_bash_operations(command: str, *, cwd: Path, env: Mapping[str, str], timeout: float | None = None,
                    signal: AbortSignal | None = None, operations: BashOperations | None = None,
                    spawn_hook: SpawnHook | None = None, on_output: Callable[[str], Any] | None = None,
                    collector: OutputCollector | None = None, spill_prefix: str = "pi-bash") -> ShellResult:
@@ -93,4 +93,68 @@ async def run_bash(command: str, *, cwd: Path, env: Mapping[str, str], timeout: 
                        collector.spill_path, time.monotonic() - started, timeout, collector)
 
 
-__all__ = ["BashOperations", "ExecResult", "LocalBashOperations", "SpawnHook", "run_bash"]
+# -- files -------------------------------------------------------------------------------------------
+
+
+class ReadOperations(Protocol):
+    """Reads files for the ``read`` tool (pi's ``ReadOperations``)."""
+
+    async def read_file(self, path: Path) -> bytes:
+        """The file's bytes; raise ``FileNotFoundError``, ``IsADirectoryError`` or ``PermissionError``."""
+
+    async def access(self, path: Path) -> None:
+        """Raise ``FileNotFoundError`` (or ``PermissionError``) when ``path`` cannot be read."""
+
+
+class WriteOperations(Protocol):
+    """Writes files for the ``write`` tool (pi's ``WriteOperations``)."""
+
+    async def write_file(self, path: Path, data: bytes) -> None:
+        """Replace (or create) the file with ``data``."""
+
+    async def mkdir(self, path: Path) -> None:
+        """Create the directory and its parents (no error when it exists)."""
+
+
+class EditOperations(Protocol):
+    """Reads and writes files for the ``edit`` tool (pi's ``EditOperations``)."""
+
+    async def read_file(self, path: Path) -> bytes: ...
+    async def write_file(self, path: Path, data: bytes) -> None: ...
+    async def access(self, path: Path) -> None: ...
+
+
+class LocalFileOperations:
+    """This machine's files (the tools' default; they take a faster path for it: streaming reads,
+    special-file checks, atomic replacement)."""
+
+    async def read_file(self, path: Path) -> bytes:
+        from ..toolkit.blocking import run_blocking
+
+        return await run_blocking(Path(path).read_bytes, name="read")
+
+    async def access(self, path: Path) -> None:
+        import os
+
+        if not os.access(path, os.R_OK):
+            if not Path(path).exists():
+                raise FileNotFoundError(str(path))
+            raise PermissionError(str(path))
+
+    async def write_file(self, path: Path, data: bytes) -> None:
+        from ..toolkit.blocking import run_blocking
+        from ..toolkit.mutation import atomic_write
+
+        await run_blocking(atomic_write, Path(path), data, name="write")
+
+    async def mkdir(self, path: Path) -> None:
+        Path(path).mkdir(parents=True, exist_ok=True)
+
+
+def is_local(operations: Any) -> bool:
+    """``operations`` is ``None`` or this machine's (the tools' fast path applies)."""
+    return operations is None or isinstance(operations, (LocalFileOperations, LocalBashOperations))
+
+
+__all__ = ["BashOperations", "EditOperations", "ExecResult", "LocalBashOperations", "LocalFileOperations",
+           "ReadOperations", "SpawnHook", "WriteOperations", "is_local", "run_bash_operations"]

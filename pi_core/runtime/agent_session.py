@@ -486,7 +486,7 @@ class AgentSession:
     async def run_bash(self, command: str, *, exclude_from_context: bool = False,
                        on_output: Callable[[str], Any] | None = None) -> ShellResult:
         """Run a command for the user; its output reaches the model with the next prompt."""
-        from ..agent.operations import run_bash
+        from ..agent.operations import run_bash_operations
         from ..events import UserBashEvent
         from ..toolkit.process import build_env
 
@@ -499,7 +499,7 @@ class AgentSession:
                 return self._record_user_bash(command, _shell_result(command, decision.result), exclude_from_context)
         self._bash = AbortController()
         try:
-            result = await run_bash(command, cwd=self.cwd, env=build_env(self.process_env()), signal=self._bash.signal,
+            result = await run_bash_operations(command, cwd=self.cwd, env=build_env(self.process_env()), signal=self._bash.signal,
                                     operations=operations, on_output=on_output)
         finally:
             self._bash = None

@@ -1,4 +1,8 @@
-"""The ``bash`` tool: run a shell command under supervision, stream its output, keep head and tail."""
+"""The ``bash`` tool: run a shell command under supervision, stream its output, keep head and tail.
+
+:func:`create_bash_tool` makes one that runs its commands elsewhere (``operations``: ssh, a container)
+or changes them first (``spawn_hook``), with the same arguments, limits and messages.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +16,8 @@ from typing import Any
 from pi_core import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_LINES,
+    BashOperations,
+    SpawnHook,
     Tool,
     TextContent,
     ToolCapabilities,
@@ -154,36 +160,47 @@ class _Updates:
             self.emit()
 
 
-async def execute(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
-    from pi_core import OutputCollector, ProcessStartError, run_shell
+def _executor(operations: BashOperations | None, spawn_hook: SpawnHook | None) -> Any:
+    async def execute(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        from pi_core import OutputCollector, ProcessStartError, run_bash_operations
 
-    command = params["command"]
-    if not isinstance(command, str) or not command.strip():
-        raise ToolError("command must be a non-empty string")
-    timeout, note = resolve_timeout(params.get("timeout"), ctx.env)
-    collector = OutputCollector(spill_prefix="pi-bash")
-    updates = _Updates(ctx, collector) if ctx.on_update is not None else None
-    if updates is not None:
-        ctx.update(ToolResult(content=[]))
-    try:
-        result = await run_shell(command, cwd=ctx.cwd, env=ctx.env, timeout=timeout, signal=ctx.signal,
-                                 on_output=updates.on_output if updates else None, collector=collector)
-    except ProcessStartError as e:
-        raise ToolError(f"{e}. Cannot run bash commands.") from e
-    finally:
+        command = params["command"]
+        if not isinstance(command, str) or not command.strip():
+            raise ToolError("command must be a non-empty string")
+        timeout, note = resolve_timeout(params.get("timeout"), ctx.env)
+        collector = OutputCollector(spill_prefix="pi-bash")
+        updates = _Updates(ctx, collector) if ctx.on_update is not None else None
         if updates is not None:
-            updates.stop()
-    return _final(result, note)
+            ctx.update(ToolResult(content=[]))
+        try:
+            result = await run_bash_operations(command, cwd=ctx.cwd, env=ctx.env, timeout=timeout,
+                                               signal=ctx.signal, operations=operations, spawn_hook=spawn_hook,
+                                               on_output=updates.on_output if updates else None,
+                                               collector=collector)
+        except ProcessStartError as e:
+            raise ToolError(f"{e}. Cannot run bash commands.") from e
+        finally:
+            if updates is not None:
+                updates.stop()
+        return _final(result, note)
+
+    return execute
 
 
-def make_bash_tool() -> Tool:
-    """A fresh ``bash`` tool."""
+execute = _executor(None, None)
+
+
+def create_bash_tool(*, operations: BashOperations | None = None, spawn_hook: SpawnHook | None = None,
+                     name: str = "bash") -> Tool:
+    """The built-in ``bash`` tool, running its commands through ``operations`` (default: this machine) and
+    ``spawn_hook(command, cwd, env) -> (command, cwd, env)`` first. Register it with
+    ``register(tool, replaces="bash")`` to take the built-in's place."""
     return Tool(
-        name="bash",
-        label="bash",
+        name=name,
+        label=name,
         description=DESCRIPTION,
         parameters=PARAMETERS,
-        execute=execute,
+        execute=execute if operations is None and spawn_hook is None else _executor(operations, spawn_hook),
         capabilities=ToolCapabilities(reads=True, writes=True, executes=True, network=True),
         prompt_snippet="Run shell commands (ls, rg, git, tests, builds, ...)",
         prompt_guidelines=[
@@ -192,6 +209,11 @@ def make_bash_tool() -> Tool:
             "(setsid cmd > log 2>&1 &) or they are stopped when the command ends.",
         ],
     )
+
+
+def make_bash_tool() -> Tool:
+    """A fresh ``bash`` tool."""
+    return create_bash_tool()
 
 
 @hookimpl

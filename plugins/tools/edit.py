@@ -1,11 +1,25 @@
-"""The ``edit`` tool: targeted replacements in one file, all-or-nothing, with a tolerant matcher."""
+"""The ``edit`` tool: targeted replacements in one file, all-or-nothing, with a tolerant matcher.
+
+:func:`create_edit_tool` makes one that reads and writes through other ``operations`` (a remote machine),
+with the same matching and messages.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from pi_core import Tool, ToolCapabilities, ToolContext, ToolError, ToolResult, hookimpl, parse_json, run_blocking
+from pi_core import (
+    EditOperations,
+    Tool,
+    ToolCapabilities,
+    ToolContext,
+    ToolError,
+    ToolResult,
+    hookimpl,
+    parse_json,
+    run_blocking,
+)
 
 DESCRIPTION = (
     "Change one file by replacing pieces of its text. Each edits[] entry names an oldText that must "
@@ -87,21 +101,18 @@ _LOOSE = {
 }
 
 
-def _edit(path: Path, path_arg: str, edits: list[Any]) -> ToolResult:
-    from pi_core import Edit, EditError, SpecialFileError, TextFile, apply_edits, atomic_write, check_regular_file, \
-        edit_diff
+def _read_error(path: Path, path_arg: str, error: OSError) -> ToolError:
+    if isinstance(error, FileNotFoundError):
+        return ToolError(f"Cannot edit {path_arg}: no such file ({path}). Use write to create it.")
+    if isinstance(error, IsADirectoryError):
+        return ToolError(f"Cannot edit {path_arg}: it is a directory.")
+    return ToolError(f"Cannot edit {path_arg}: permission denied.")
 
-    try:
-        check_regular_file(path, "edit")
-        raw = path.read_bytes()
-    except SpecialFileError as e:
-        raise ToolError(str(e)) from e
-    except FileNotFoundError as e:
-        raise ToolError(f"Cannot edit {path_arg}: no such file ({path}). Use write to create it.") from e
-    except IsADirectoryError as e:
-        raise ToolError(f"Cannot edit {path_arg}: it is a directory.") from e
-    except PermissionError as e:
-        raise ToolError(f"Cannot edit {path_arg}: permission denied.") from e
+
+def _apply(raw: bytes, path_arg: str, edits: list[Any]) -> tuple[bytes | None, ToolResult]:
+    """The file's new bytes (``None``: nothing to change) and the result for the model."""
+    from pi_core import Edit, EditError, TextFile, apply_edits, edit_diff
+
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -112,13 +123,44 @@ def _edit(path: Path, path_arg: str, edits: list[Any]) -> ToolResult:
     except EditError as e:
         raise ToolError(str(e), details={}) from e
     if not outcome.replacements:
-        return ToolResult.text(_summary(path_arg, outcome, len(edits)))
+        return None, ToolResult.text(_summary(path_arg, outcome, len(edits)))
     diff = edit_diff(path_arg, doc.lf, outcome.content)
+    data = doc.rebuild(outcome.replacements).encode("utf-8", "surrogatepass")
+    return data, ToolResult.text(_summary(path_arg, outcome, len(edits)), details=diff)
+
+
+def _edit(path: Path, path_arg: str, edits: list[Any]) -> ToolResult:
+    from pi_core import SpecialFileError, atomic_write, check_regular_file
+
     try:
-        atomic_write(path, doc.rebuild(outcome.replacements).encode("utf-8", "surrogatepass"))
-    except PermissionError as e:
-        raise ToolError(f"Cannot edit {path_arg}: permission denied.") from e
-    return ToolResult.text(_summary(path_arg, outcome, len(edits)), details=diff)
+        check_regular_file(path, "edit")
+        raw = path.read_bytes()
+    except SpecialFileError as e:
+        raise ToolError(str(e)) from e
+    except (FileNotFoundError, IsADirectoryError, PermissionError) as e:
+        raise _read_error(path, path_arg, e) from e
+    data, result = _apply(raw, path_arg, edits)
+    if data is not None:
+        try:
+            atomic_write(path, data)
+        except PermissionError as e:
+            raise ToolError(f"Cannot edit {path_arg}: permission denied.") from e
+    return result
+
+
+async def _edit_through(operations: EditOperations, path: Path, path_arg: str, edits: list[Any]) -> ToolResult:
+    try:
+        await operations.access(path)
+        raw = await operations.read_file(path)
+    except (FileNotFoundError, IsADirectoryError, PermissionError) as e:
+        raise _read_error(path, path_arg, e) from e
+    data, result = _apply(raw, path_arg, edits)
+    if data is not None:
+        try:
+            await operations.write_file(path, data)
+        except PermissionError as e:
+            raise ToolError(f"Cannot edit {path_arg}: permission denied.") from e
+    return result
 
 
 def _validate(params: dict[str, Any]) -> list[Any]:
@@ -131,25 +173,36 @@ def _validate(params: dict[str, Any]) -> list[Any]:
     return edits
 
 
-async def execute(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
-    from pi_core import file_mutation_lock
+def _executor(operations: EditOperations | None) -> Any:
+    async def execute(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        from pi_core import file_mutation_lock
 
-    edits = _validate(params)
-    path_arg = str(params["path"])
-    path = ctx.resolve(path_arg)
-    async with file_mutation_lock(path):
-        ctx.signal.throw_if_aborted()
-        return await run_blocking(_edit, path, path_arg, edits, signal=ctx.signal, name="edit")
+        edits = _validate(params)
+        path_arg = str(params["path"])
+        path = ctx.resolve(path_arg)
+        async with file_mutation_lock(path):
+            ctx.signal.throw_if_aborted()
+            if operations is not None:
+                return await _edit_through(operations, path, path_arg, edits)
+            return await run_blocking(_edit, path, path_arg, edits, signal=ctx.signal, name="edit")
+
+    return execute
 
 
-def make_edit_tool() -> Tool:
-    """A fresh ``edit`` tool."""
+execute = _executor(None)
+
+
+def create_edit_tool(*, operations: EditOperations | None = None, name: str = "edit") -> Tool:
+    """The built-in ``edit`` tool, reading and writing through ``operations`` (default: this machine's
+    files). Register it with ``register(tool, replaces="edit")`` to take the built-in's place."""
+    from pi_core import is_local
+
     return Tool(
-        name="edit",
-        label="edit",
+        name=name,
+        label=name,
         description=DESCRIPTION,
         parameters=PARAMETERS,
-        execute=execute,
+        execute=execute if is_local(operations) else _executor(operations),
         capabilities=ToolCapabilities(reads=True, writes=True),
         prompt_snippet="Replace exact pieces of a file's text; several separate changes fit in one call",
         prompt_guidelines=[
@@ -159,6 +212,11 @@ def make_edit_tool() -> Tool:
         ],
         prepare_arguments=prepare_arguments,
     )
+
+
+def make_edit_tool() -> Tool:
+    """A fresh ``edit`` tool."""
+    return create_edit_tool()
 
 
 @hookimpl

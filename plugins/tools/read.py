@@ -1,10 +1,15 @@
-"""The ``read`` tool: a file's text (paged with offset/limit, cut at 2000 lines / 50 KB) or an image."""
+"""The ``read`` tool: a file's text (paged with offset/limit, cut at 2000 lines / 50 KB) or an image.
+
+:func:`create_read_tool` makes one that reads through other ``operations`` (a remote machine), with the
+same paging, limits and messages.
+"""
 
 from __future__ import annotations
 
 import base64
 import math
 import os
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,6 +18,7 @@ from pi_core import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_LINES,
     ImageContent,
+    ReadOperations,
     TextContent,
     Tool,
     ToolCapabilities,
@@ -54,8 +60,14 @@ class _Selection:
     first_line_bytes: int
 
 
-def _select_lines(path: Path, start: int, end: float) -> _Selection:
-    """Read ``path`` in chunks, keeping only the selected lines that the output can show."""
+def _file_chunks(path: Path) -> Iterator[bytes]:
+    with open(path, "rb") as f:
+        while chunk := f.read(_CHUNK):
+            yield chunk
+
+
+def _select_lines(chunks: Iterable[bytes], start: int, end: float) -> _Selection:
+    """Go through the file's bytes in chunks, keeping only the selected lines that the output can show."""
     stored: list[str] = []
     stored_bytes = 0
     line_no = 0
@@ -63,31 +75,30 @@ def _select_lines(path: Path, start: int, end: float) -> _Selection:
     first_bytes = 0
     pending = bytearray()
     pending_size = 0
-    with open(path, "rb") as f:
-        at_start = True
-        while chunk := f.read(_CHUNK):
-            if at_start and chunk.startswith(b"\xef\xbb\xbf"):
-                chunk = chunk[3:]
-            at_start = False
-            pieces = chunk.split(b"\n")
-            for i, piece in enumerate(pieces):
-                if start <= line_no < end:
-                    pending_size += len(piece)
-                    if len(pending) <= _STORE_CAP:
-                        pending += piece[: _STORE_CAP + 1 - len(pending)]
-                if i == len(pieces) - 1:
-                    break
-                if start <= line_no < end:
-                    if selected == 0:
-                        first_bytes = pending_size
-                    if len(stored) <= DEFAULT_MAX_LINES and stored_bytes <= DEFAULT_MAX_BYTES:
-                        text = pending.decode("utf-8", "replace")
-                        stored.append(text)
-                        stored_bytes += len(pending) + 1
-                    selected += 1
-                pending.clear()
-                pending_size = 0
-                line_no += 1
+    at_start = True
+    for chunk in chunks:
+        if at_start and chunk.startswith(b"\xef\xbb\xbf"):
+            chunk = chunk[3:]
+        at_start = False
+        pieces = chunk.split(b"\n")
+        for i, piece in enumerate(pieces):
+            if start <= line_no < end:
+                pending_size += len(piece)
+                if len(pending) <= _STORE_CAP:
+                    pending += piece[: _STORE_CAP + 1 - len(pending)]
+            if i == len(pieces) - 1:
+                break
+            if start <= line_no < end:
+                if selected == 0:
+                    first_bytes = pending_size
+                if len(stored) <= DEFAULT_MAX_LINES and stored_bytes <= DEFAULT_MAX_BYTES:
+                    text = pending.decode("utf-8", "replace")
+                    stored.append(text)
+                    stored_bytes += len(pending) + 1
+                selected += 1
+            pending.clear()
+            pending_size = 0
+            line_no += 1
     if start <= line_no < end:
         if selected == 0:
             first_bytes = pending_size
@@ -102,10 +113,10 @@ def _looks_binary(path: Path) -> bool:
         return b"\x00" in f.read(8192)
 
 
-def _read_text(path: Path, path_arg: str, offset: int | None, limit: int | None) -> ToolResult:
+def _read_text(chunks: Iterable[bytes], path_arg: str, offset: int | None, limit: int | None) -> ToolResult:
     start = max(0, offset - 1) if offset else 0
     end = float("inf") if limit is None else start + limit
-    sel = _select_lines(path, start, end)
+    sel = _select_lines(chunks, start, end)
     if start >= sel.total_file_lines:
         raise ToolError(f"Offset {offset} is beyond the end of the file ({sel.total_file_lines} lines in total)")
     truncation = truncate_head("\n".join(sel.lines))
@@ -129,10 +140,10 @@ def _read_text(path: Path, path_arg: str, offset: int | None, limit: int | None)
     return ToolResult.text(truncation.content)
 
 
-def _read_image(path: Path, mime: str) -> ToolResult:
+def _read_image(data: bytes, mime: str) -> ToolResult:
     from pi_core import prepare_image
 
-    prepared = prepare_image(path.read_bytes(), mime)
+    prepared = prepare_image(data, mime)
     note = "\n".join([f"Read image file [{prepared.mime_type}]", *prepared.notes])
     if prepared.data is None:
         return ToolResult.text(note)
@@ -183,18 +194,43 @@ def _read(path: Path, path_arg: str, offset: int | None, limit: int | None) -> T
         check_regular_file(path, "read")
         mime = detect_image_mime_file(path)
         if mime:
-            return _read_image(path, mime)
+            return _read_image(path.read_bytes(), mime)
         if _looks_binary(path):
-            size = format_size(path.stat().st_size)
-            return ToolResult.text(f"[{path_arg} is a binary file ({size}); its bytes are not shown. "
-                                   "Inspect it with bash, e.g. `file` or `xxd | head`.]")
-        return _read_text(path, path_arg, offset, limit)
+            return _binary(path_arg, path.stat().st_size)
+        return _read_text(_file_chunks(path), path_arg, offset, limit)
     except PermissionError as e:
         raise ToolError(f"Permission denied: {path}") from e
     except IsADirectoryError as e:
         raise ToolError(f"{path} is a directory, not a file.") from e
     except SpecialFileError as e:
         raise ToolError(str(e)) from e
+
+
+def _binary(path_arg: str, size: int) -> ToolResult:
+    return ToolResult.text(f"[{path_arg} is a binary file ({format_size(size)}); its bytes are not shown. "
+                           "Inspect it with bash, e.g. `file` or `xxd | head`.]")
+
+
+async def _read_through(operations: ReadOperations, path: Path, path_arg: str, offset: int | None,
+                        limit: int | None) -> ToolResult:
+    """The same answers as a local read, from bytes that ``operations`` fetched."""
+    from pi_core import detect_image_mime
+
+    try:
+        await operations.access(path)
+        data = await operations.read_file(path)
+    except FileNotFoundError as e:
+        raise ToolError(f"File not found: {path}.") from e
+    except IsADirectoryError as e:
+        raise ToolError(f"{path} is a directory, not a file; list it with ls or bash instead.") from e
+    except PermissionError as e:
+        raise ToolError(f"Permission denied: {path}") from e
+    mime = detect_image_mime(data[:64])
+    if mime:
+        return _read_image(data, mime)
+    if b"\x00" in data[:8192]:
+        return _binary(path_arg, len(data))
+    return _read_text([data], path_arg, offset, limit)
 
 
 def _int_arg(params: dict[str, Any], name: str, minimum: int) -> int | None:
@@ -210,17 +246,27 @@ def _int_arg(params: dict[str, Any], name: str, minimum: int) -> int | None:
     return number
 
 
-async def execute(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
-    ctx.signal.throw_if_aborted()
-    path_arg = str(params["path"])
-    offset = params.get("offset")
-    offset = int(offset) if isinstance(offset, (int, float)) and math.isfinite(offset) and abs(offset) < 1e15 else None
-    limit = _int_arg(params, "limit", 1)
-    path = resolve_read_path(path_arg, ctx)
-    result = await run_blocking(_read, path, path_arg, offset, limit, signal=ctx.signal, name="read")
-    ctx.signal.throw_if_aborted()
-    result.structured_content = _structured(result)
-    return result
+def _executor(operations: ReadOperations | None) -> Any:
+    async def execute(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        ctx.signal.throw_if_aborted()
+        path_arg = str(params["path"])
+        offset = params.get("offset")
+        offset = int(offset) if isinstance(offset, (int, float)) and math.isfinite(offset) and \
+            abs(offset) < 1e15 else None
+        limit = _int_arg(params, "limit", 1)
+        if operations is None:
+            path = resolve_read_path(path_arg, ctx)
+            result = await run_blocking(_read, path, path_arg, offset, limit, signal=ctx.signal, name="read")
+        else:
+            result = await _read_through(operations, ctx.resolve(path_arg), path_arg, offset, limit)
+        ctx.signal.throw_if_aborted()
+        result.structured_content = _structured(result)
+        return result
+
+    return execute
+
+
+execute = _executor(None)
 
 
 def _structured(result: ToolResult) -> Any:
@@ -232,18 +278,26 @@ def _structured(result: ToolResult) -> Any:
     return {"type": "image", "data": image.data, "mimeType": image.mime_type, "note": note}
 
 
-def make_read_tool() -> Tool:
-    """A fresh ``read`` tool (plugins may wrap or replace it)."""
+def create_read_tool(*, operations: ReadOperations | None = None, name: str = "read") -> Tool:
+    """The built-in ``read`` tool, reading through ``operations`` (default: this machine's files). Register
+    it with ``register(tool, replaces="read")`` to take the built-in's place."""
+    from pi_core import is_local
+
     return Tool(
-        name="read",
-        label="read",
+        name=name,
+        label=name,
         description=DESCRIPTION,
         parameters=PARAMETERS,
-        execute=execute,
+        execute=execute if is_local(operations) else _executor(operations),
         capabilities=ToolCapabilities(reads=True, concurrency_safe=True),
         prompt_snippet="Show a file's text or an image",
         prompt_guidelines=["Prefer read over cat, head or sed for looking at files."],
     )
+
+
+def make_read_tool() -> Tool:
+    """A fresh ``read`` tool (plugins may wrap or replace it)."""
+    return create_read_tool()
 
 
 @hookimpl

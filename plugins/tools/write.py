@@ -1,11 +1,23 @@
-"""The ``write`` tool: create or replace a whole file, making parent directories as needed."""
+"""The ``write`` tool: create or replace a whole file, making parent directories as needed.
+
+:func:`create_write_tool` makes one that writes through other ``operations`` (a remote machine).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from pi_core import Tool, ToolCapabilities, ToolContext, ToolError, ToolResult, hookimpl, run_blocking
+from pi_core import (
+    Tool,
+    ToolCapabilities,
+    ToolContext,
+    ToolError,
+    ToolResult,
+    WriteOperations,
+    hookimpl,
+    run_blocking,
+)
 
 DESCRIPTION = (
     "Create a file with the given content, or replace an existing file's content entirely. Missing "
@@ -59,35 +71,62 @@ def _write(path: Path, content: str) -> str:
     return note
 
 
-async def execute(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
-    from pi_core import file_mutation_lock
+def _executor(operations: WriteOperations | None) -> Any:
+    async def execute(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        from pi_core import file_mutation_lock
 
-    path_arg = str(params["path"])
-    content = params["content"]
-    if not isinstance(content, str):
-        raise ToolError("content must be a string")
-    path = ctx.resolve(path_arg)
-    async with file_mutation_lock(path):
-        ctx.signal.throw_if_aborted()
-        existed = path.exists()
-        note = await run_blocking(_write, path, content, signal=ctx.signal, name="write")
-    verb = "Overwrote" if existed else "Created"
-    size = len(content.encode("utf-8", "surrogatepass"))
-    return ToolResult.text(f"{verb} {path_arg} ({size} bytes){note}.")
+        path_arg = str(params["path"])
+        content = params["content"]
+        if not isinstance(content, str):
+            raise ToolError("content must be a string")
+        path = ctx.resolve(path_arg)
+        size = len(content.encode("utf-8", "surrogatepass"))
+        async with file_mutation_lock(path):
+            ctx.signal.throw_if_aborted()
+            if operations is not None:
+                await _write_through(operations, path, path_arg, content)
+                return ToolResult.text(f"Wrote {path_arg} ({size} bytes).")
+            existed = path.exists()
+            note = await run_blocking(_write, path, content, signal=ctx.signal, name="write")
+        verb = "Overwrote" if existed else "Created"
+        return ToolResult.text(f"{verb} {path_arg} ({size} bytes){note}.")
+
+    return execute
 
 
-def make_write_tool() -> Tool:
-    """A fresh ``write`` tool."""
+async def _write_through(operations: WriteOperations, path: Path, path_arg: str, content: str) -> None:
+    try:
+        await operations.mkdir(path.parent)
+        await operations.write_file(path, content.encode("utf-8", "surrogatepass"))
+    except PermissionError as e:
+        raise ToolError(f"Permission denied writing {path}") from e
+    except IsADirectoryError as e:
+        raise ToolError(f"{path} is a directory; give a file path to write.") from e
+
+
+execute = _executor(None)
+
+
+def create_write_tool(*, operations: WriteOperations | None = None, name: str = "write") -> Tool:
+    """The built-in ``write`` tool, writing through ``operations`` (default: this machine's files, replaced
+    atomically). Register it with ``register(tool, replaces="write")`` to take the built-in's place."""
+    from pi_core import is_local
+
     return Tool(
-        name="write",
-        label="write",
+        name=name,
+        label=name,
         description=DESCRIPTION,
         parameters=PARAMETERS,
-        execute=execute,
+        execute=execute if is_local(operations) else _executor(operations),
         capabilities=ToolCapabilities(writes=True),
         prompt_snippet="Create a file or replace all of its content",
         prompt_guidelines=["Use write for new files or full rewrites only; use edit to change part of a file."],
     )
+
+
+def make_write_tool() -> Tool:
+    """A fresh ``write`` tool."""
+    return create_write_tool()
 
 
 @hookimpl
