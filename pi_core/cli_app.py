@@ -84,6 +84,10 @@ def _add_run(app: typer.Typer, host: PluginHost, options: GlobalOptions) -> None
     ) -> None:
         from .cli_run import RunOptions, run_command
 
+        if offline:
+            import os
+
+            os.environ["PI_OFFLINE"] = "1"  # as pi does: plugins and providers read it
         run_options = RunOptions(
             messages=list(messages or []), print_mode=print_mode, mode=mode, provider=provider, model=model,
             models=models, api_key=api_key, thinking=thinking, tools=tools, exclude_tools=exclude_tools,

@@ -53,7 +53,7 @@ OPTIONS: tuple[tuple[str, str], ...] = (
     ("--theme, --use-theme <name>", "Terminal theme for this run: dark, light, system, a theme name, light/dark"),
     ("--approve, -a", "Trust this project's .pi/ files for this run"),
     ("--no-approve, -na", "Ignore this project's trust-gated .pi/ files for this run"),
-    ("--offline", "Make no start-up network requests (pi for Python makes none anyway)"),
+    ("--offline", "Make no start-up network requests (no model-list refresh; sets PI_OFFLINE)"),
     ("--", "End of options: what follows is messages and @files"),
     ("--help, -h", "Show this help"),
     ("--version, -v", "Show the version"),
@@ -90,7 +90,7 @@ EXAMPLES: tuple[tuple[str, str], ...] = (
 ENVIRONMENT: tuple[tuple[str, str], ...] = (
     ("PI_CODING_AGENT_DIR", "Agent directory (default ~/.pi/agent)"),
     ("PI_CODING_AGENT_SESSION_DIR", "Session directory (--session-dir wins)"),
-    ("PI_OFFLINE", "Accepted: pi for Python makes no start-up network requests"),
+    ("PI_OFFLINE", "No start-up network requests: model lists are not refreshed"),
     ("PI_SHELL", "Shell for the bash tool when the shellPath setting is unset"),
     ("PI_BASH_TIMEOUT, PI_BASH_MAX_TIMEOUT", "bash tool default / maximum timeout in seconds"),
     ("PI_STRICT_PLUGINS", "1: a plugin that fails to load stops pi"),

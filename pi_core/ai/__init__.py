@@ -135,6 +135,9 @@ _EXPORTS: dict[str, str] = {
     "register_api_provider": "pi_core.ai.registry",
     "set_default_registry": "pi_core.ai.registry",
     "unregister_api_provider": "pi_core.ai.registry",
+    "ModelListContext": "pi_core.ai.model_lists",
+    "ModelRefreshResult": "pi_core.ai.model_lists",
+    "network_allowed": "pi_core.ai.model_lists",
     "agent_dir": "pi_core.ai.credentials",
     "env_api_key": "pi_core.ai.credentials",
     "resolve_config_value": "pi_core.ai.credentials",
@@ -299,6 +302,7 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
         supported_levels,
         system_prompt,
     )
+    from .model_lists import ModelListContext, ModelRefreshResult, network_allowed
     from .registry import (
         ApiProvider,
         ModelNotFoundError,

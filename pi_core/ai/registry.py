@@ -10,8 +10,11 @@ credentials in pi's order (explicit → ``auth.json`` → ``models.json`` → en
 
 from __future__ import annotations
 
+import asyncio
 import difflib
+import os
 import re
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,9 +22,10 @@ from typing import Any
 
 from .auth.resolve import Resolver
 from .auth.store import CredentialStore
-from .auth.types import AuthResult, ProviderAuth
+from .auth.types import AuthError, AuthResult, ProviderAuth
 from .credentials import agent_dir, resolve_config_value
 from .http import is_loopback_url
+from .model_lists import REFRESH_TIMEOUT_S, STORE_FILE, ModelFetcher, ModelListContext, ModelRefreshResult, ModelStore, network_allowed
 from .models_json import ProviderEntry, load_models_json
 from .options import StreamFn, StreamOptions
 from .types import THINKING_LEVELS, Context, Model
@@ -75,6 +79,13 @@ class ProviderConfig:
     """Headers that depend on the request (Copilot's ``X-Initiator``, OpenCode's session header); they sit
     under the headers given to ``stream()``. ``{NAME}`` in a base URL is replaced by the environment
     value ``NAME`` (a credential's ``env`` object first), as in Cloudflare's account URLs."""
+    fetch_models: ModelFetcher | None = None
+    """Fetches the provider's models at run time (an async function of a
+    :class:`~pi_core.ai.ModelListContext` returning the whole list); see :meth:`ModelRegistry.refresh_models`.
+    The saved list replaces ``models`` until the next refresh."""
+    models_refresh_interval: float = 0.0
+    """Seconds a fetched list stays fresh: a refresh within it is skipped unless forced (``0``: every
+    refresh fetches, as pi does for OpenRouter)."""
 
     def env_vars(self) -> list[str]:
         names = self.api_key_env
@@ -148,11 +159,14 @@ class _Provider:
         self.overrides: dict[str, dict[str, Any]] = {}
         self.patch: dict[str, Any] = {}
         self.replace_models = False
+        self.fetched: Callable[[], list[Model]] | None = None
         self._models: dict[str, Model] | None = None
 
     def models(self) -> dict[str, Model]:
         if self._models is None:
-            base = {} if self.replace_models else {m.id: m for m in self.config.load_models()}
+            fetched = [self.config.fill(m) for m in self.fetched()] if self.fetched is not None else []
+            base = {m.id: m for m in fetched} if fetched else (
+                {} if self.replace_models else {m.id: m for m in self.config.load_models()})
             for model_id, patch in self.overrides.items():
                 if model_id in base:
                     base[model_id] = _patch_model(base[model_id], patch)
@@ -209,6 +223,11 @@ class ModelRegistry:
                 self._apply_entry(name, entry)
         for config in self._extra:
             self._apply_plugin(config)
+        if self._load_files or not hasattr(self, "model_store"):
+            self.model_store = ModelStore(self.agent_dir / STORE_FILE if self._load_files else None)
+        for name, provider in self._providers.items():
+            if provider.config.fetch_models is not None:
+                provider.fetched = lambda name=name: self.model_store.models(name)
         self.credentials = CredentialStore(self.agent_dir / "auth.json") if self._load_files else None
         self._resolver = Resolver(self.credentials, self._env)
         if self.credentials is not None:
@@ -351,6 +370,68 @@ class ModelRegistry:
             return True
         return self._resolver.configured(provider, config, self.provider_auth(provider),
                                          self._custom_keys.get(provider))
+
+    # -- model lists fetched at run time ---------------------------------------------------------------
+    async def refresh_models(self, providers: Iterable[str] | None = None, *, force: bool = False,
+                             allow_network: bool | None = None) -> ModelRefreshResult:
+        """Fetch the model lists of providers that declare ``fetch_models`` (all of them, or ``providers``)
+        and save them in ``models-store.json``, concurrently.
+
+        A provider is skipped when the network is not allowed (``allow_network``, default: unless
+        ``PI_OFFLINE`` is set), when it has no credential configured, or when its last fetch is younger
+        than its ``models_refresh_interval`` (unless ``force``). A failure leaves the saved list as it was
+        and is reported in the result's ``errors``; this method does not raise for it.
+        """
+        names = [n for n in (providers if providers is not None else self.get_providers())
+                 if (c := self.get_provider(n)) is not None and c.fetch_models is not None]
+        result = ModelRefreshResult()
+        if allow_network is None:
+            allow_network = network_allowed(self._env)
+        await asyncio.gather(*(self._refresh_one(name, result, force=force, allow_network=allow_network)
+                               for name in names))
+        return result
+
+    async def _refresh_one(self, name: str, result: ModelRefreshResult, *, force: bool, allow_network: bool) -> None:
+        from .errors import describe_exception
+
+        provider = self._providers[name]
+        config = provider.config
+        assert config.fetch_models is not None
+        if not allow_network:
+            result.skipped[name] = "offline"
+            return
+        checked = self.model_store.checked_at(name)
+        if (not force and config.models_refresh_interval > 0 and checked is not None
+                and time.time() * 1000 - checked < config.models_refresh_interval * 1000):
+            result.skipped[name] = "checked recently"
+            return
+        if not self.has_auth(name):
+            result.skipped[name] = "not configured"
+            return
+        try:
+            auth = await self.resolve_auth(name)
+            if auth is None:
+                result.skipped[name] = "not configured"
+                return
+            env = {**(os.environ if self._env is None else self._env), **(auth.env or {})}
+            context = ModelListContext(provider=name, catalog=config.load_models(),
+                                       stored=self.model_store.models(name), auth=auth,
+                                       base_url=auth.base_url or provider.patch.get("baseUrl") or config.base_url,
+                                       env=env)
+            models = await asyncio.wait_for(config.fetch_models(context), REFRESH_TIMEOUT_S)
+            await self.model_store.save(name, [config.fill(m) for m in models])
+        except AuthError as exc:
+            result.errors[name] = str(exc)
+            result.auth_errors.add(name)
+            return
+        except asyncio.TimeoutError:
+            result.errors[name] = f"the model list did not arrive within {REFRESH_TIMEOUT_S:.0f} s"
+            return
+        except Exception as exc:  # noqa: BLE001 - a fetcher's failure is reported, the saved list stays
+            result.errors[name] = describe_exception(exc)
+            return
+        provider._models = None
+        result.refreshed.append(name)
 
     # -- resolution -----------------------------------------------------------------------------
     def resolve(self, provider: str | None = None, model: str | None = None, *,

@@ -189,9 +189,16 @@ def add_package_commands(app: typer.Typer, host: PluginHost) -> None:
         all_: Annotated[bool, typer.Option("--all", help="Update pi and all packages.")] = False,
         self_: Annotated[bool, typer.Option("--self", help="Update pi only (the default without a source).")] = False,
         extension: Annotated[Optional[str], typer.Option("--extension", help="Same as giving SOURCE.")] = None,
+        models: Annotated[bool, typer.Option("--models", help="Refresh model catalogs only.")] = False,
         approve: _Approve = False, no_plugins: _NoPlugins = False, no_extensions: _NoExtensions = False,
     ) -> None:
         """Update pi, all packages (--extensions), or one package; pinned versions and refs stay."""
+        if models:
+            if self_ or extensions or all_ or extension:
+                _guard(lambda: _fail("--models cannot be combined with --self, --extensions, --all, or --extension"))
+            if source:
+                _guard(lambda: _fail("--models cannot be combined with a positional source"))
+            raise typer.Exit(_refresh_models(host))
         _guard(lambda: _update(host, source or extension, extensions=extensions, everything=all_, self_only=self_),
                host, approve)
 
@@ -445,6 +452,34 @@ def _short(value: str | None) -> str:
     if value is None:
         return "(none)"
     return value[:7] if len(value) == 40 else value
+
+
+def _fail(message: str) -> None:
+    raise PackageCommandError(message)
+
+
+def _refresh_models(host: PluginHost) -> int:
+    """``pi update --models``: fetch every provider's model list now (``PI_OFFLINE``: none)."""
+    import asyncio
+
+    from ..ai import ModelRegistry, network_allowed
+
+    if not network_allowed():
+        typer.echo("Skipped model catalog refresh (offline mode)")
+        return 0
+    registry = ModelRegistry(apis=list(host.apis), providers=list(host.providers), agent_dir=host.agent_dir)
+    result = asyncio.run(registry.refresh_models(force=True))
+    failures = []
+    for provider, message in sorted(result.errors.items()):
+        if provider in result.auth_errors:  # a stale sign-in only affects that provider's list
+            typer.echo(f"Warning: skipped model catalog for {provider}: {message}", err=True)
+        else:
+            failures.append(f"{provider}: {message}")
+    if failures:
+        typer.echo(f"pi: could not refresh model catalogs: {'; '.join(failures)}", err=True)
+        return 1
+    typer.echo("Model catalogs refreshed")
+    return 0
 
 
 def _update_self() -> None:

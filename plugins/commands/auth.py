@@ -113,7 +113,7 @@ async def _choose_provider(ctx: Any, registry: Any, names: list[str], title: str
 async def _login(args: str, ctx: Any) -> None:
     from pi_core.ai import LoginCancelled, login_methods, login_provider, provider_label
 
-    from .auth_cli import find_provider
+    from .auth_cli import find_provider, refresh_after_login
 
     registry = _session_registry(ctx)
     candidates = sorted(p for p in registry.get_providers() if login_methods(registry, p))
@@ -145,6 +145,10 @@ async def _login(args: str, ctx: Any) -> None:
         return
     await ctx.ui.notify(f"Logged in to {label}." if method.kind == "oauth" else f"Saved API key for {label}.",
                         "info")
+    problem = await refresh_after_login(registry, provider)
+    if problem:
+        await ctx.ui.notify(f"{label}'s model list could not be refreshed: {problem}. Using the saved models.",
+                            "warning")
 
 
 async def _logout(args: str, ctx: Any) -> None:

@@ -184,7 +184,20 @@ async def _login(args: Args, registry: ModelRegistry) -> int:
     path = registry.credentials.path if registry.credentials else "auth.json"
     terminal.write(f"{'Logged in to' if method == 'oauth' else 'Saved API key for'} {label}. "
                    f"Credentials saved to {path}")
+    problem = await refresh_after_login(registry, provider)
+    if problem:
+        terminal.write(f"The {label} model list could not be refreshed ({problem}); pi tries again at the next start.")
     return 0
+
+
+async def refresh_after_login(registry: ModelRegistry, provider: str) -> str | None:
+    """Fetch the model list of a provider that has one, right after signing in to it (its list may be
+    empty or another account's until then). Returns what went wrong, or ``None``."""
+    config = registry.get_provider(provider)
+    if config is None or config.fetch_models is None:
+        return None
+    result = await registry.refresh_models([provider])
+    return result.errors.get(provider)
 
 
 def _logout(args: Args, registry: ModelRegistry) -> int:
@@ -291,4 +304,4 @@ async def _check(args: Args, registry: ModelRegistry) -> int:
     return {"ready": 0, "not_ready": 1}.get(result["status"], 2)
 
 
-__all__ = ["HELP", "parse", "run"]
+__all__ = ["HELP", "parse", "refresh_after_login", "run"]

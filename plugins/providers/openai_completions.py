@@ -563,14 +563,17 @@ OPENCODE_SESSION_HEADER = "x-opencode-session"
 
 
 def _attach_login(config: Any) -> None:
-    """OpenRouter and Kimi Code also have account sign-ins (plugins/providers/account_logins.py)."""
+    """OpenRouter and Kimi Code also have account sign-ins (plugins/providers/account_logins.py);
+    OpenRouter's catalog is narrowed to the user's key (plugins/providers/openrouter_models.py)."""
     from pi_core.ai import ProviderAuth
 
     from .account_logins import KimiLogin, OpenRouterLogin
+    from .openrouter_models import fetch_openrouter_models
 
     if config.name == "openrouter":
         config.display_name, config.auth = "OpenRouter", ProviderAuth(oauth=OpenRouterLogin(),
                                                                       api_key_label="OpenRouter API key")
+        config.fetch_models = fetch_openrouter_models  # the models, limits and prices of the user's key
     elif config.name == "kimi-coding":
         config.display_name, config.auth = "Kimi For Coding", ProviderAuth(oauth=KimiLogin(),
                                                                            api_key_label="Kimi API key")
