@@ -41,6 +41,7 @@ BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
     ("model-lists", "plugins.model_lists"),
     ("mcp", "plugins.mcp"),
     ("tool-search", "plugins.tool_search"),
+    ("codemode", "plugins.codemode"),
     ("session", "plugins.sessions"),
     ("auth", "plugins.commands.auth"),
     ("commands-general", "plugins.commands.general"),

@@ -41,7 +41,7 @@ def offered(faux: FauxProvider) -> list[str]:
     (None, (), ["read", "bash", "edit", "write", "hello"]),
     (["read", "shy"], (), ["read", "shy"]),
     (["+shy", "-bash"], (), ["read", "edit", "write", "hello", "shy"]),
-    (["*"], ["bash", "s*", "tool_*"], ["edit", "find", "grep", "hello", "ls", "read", "write"]),
+    (["*"], ["bash", "s*", "tool_*"], ["codemode", "edit", "find", "grep", "hello", "ls", "read", "write"]),
     (None, ["hello", "write"], ["read", "bash", "edit"]),
 ])
 def test_plugin_tools_are_active_by_default_and_filtered_like_built_ins(

@@ -278,6 +278,8 @@ class Renderer:
         self.out.live_changed()
 
     def _on_tool_execution_start(self, event: Any) -> None:
+        if event.parent_tool_call_id:  # a call a tool made (codemode): its caller's block shows the outcome
+            return
         self.running[event.tool_call_id] = _RunningTool(event.tool_name, dict(event.args or {}))
         self.out.live_changed()
 
@@ -289,6 +291,8 @@ class Renderer:
             self.out.live_changed()
 
     def _on_tool_execution_end(self, event: Any) -> None:
+        if event.parent_tool_call_id:
+            return
         tool = self.running.pop(event.tool_call_id, None)
         args = tool.args if tool else {}
         duration = time.monotonic() - tool.started if tool else None

@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import time
+from typing import Any
 
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.types import ImageContent, TextContent, ToolAnnotations
@@ -52,6 +53,18 @@ def build(instructions: str | None) -> FastMCP:
     async def stall(seconds: float) -> str:
         await asyncio.sleep(seconds)
         return f"stalled {seconds}"
+
+    waiting: dict[str, list[Any]] = {}
+
+    @server.tool(description="Wait until `count` calls of the same group wait at once, then answer (20 s at most).",
+                 annotations=ToolAnnotations(readOnlyHint=True))
+    async def meet(group: str, count: int) -> str:
+        arrived = waiting.setdefault(group, [0, asyncio.Event()])
+        arrived[0] += 1
+        if arrived[0] >= count:
+            arrived[1].set()
+        await asyncio.wait_for(arrived[1].wait(), 20)
+        return f"met {count}"
 
     @server.tool(description="Crash the server process in the middle of the call.")
     def crash() -> str:
