@@ -14,6 +14,7 @@ from typing import Any
 from pi_core import CliCommand, Command, Flag, hookimpl
 
 _managers: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+RESOURCE_TOOLS = ("list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource")
 MAX_SECTION_CHARS = 4096
 MAX_DESCRIPTION_CHARS = 250
 
@@ -100,6 +101,10 @@ async def before_tool_call(event: Any, ctx: Any) -> None:
         return
     if tool.reaches_tools is not None:
         await manager.wait_for(manager.reached(tool.reaches_tools(event.arguments)))
+    elif tool.name in RESOURCE_TOOLS:
+        server = event.arguments.get("server")
+        await manager.wait_for([manager.find(server)] if isinstance(server, str) and manager.find(server) else
+                               manager.servers)
     elif tool.name in manager.owners:
         await manager.wait_for([manager.find(manager.owners[tool.name].split("\0", 1)[0])])
 

@@ -20,7 +20,7 @@ from pi_core import Tool, ToolCapabilities, ToolNamespace, ToolResult, agent_dir
 
 from .config import ServerEntry, namespace
 from .log import ServerLog
-from .naming import tool_name
+from .naming import RESOURCE_TOOLS, tool_name
 
 CODEMODE, TOOL_SEARCH = "codemode", "tool_search"
 STARTUP_WAIT_SECONDS = 10.0
@@ -94,6 +94,7 @@ class McpManager:
         self._closed = False
         self._module: Any = None
         self._started: asyncio.Task[None] | None = None
+        self._resources: Any = None
 
     def find(self, name: str) -> Server | None:
         return next((s for s in self.servers if s.name == name), None)
@@ -159,6 +160,8 @@ class McpManager:
         if reach == "all":
             return list(self.servers)
         words = [str(w) for w in reach or ()]
+        if any(w in RESOURCE_TOOLS for w in words):  # the resource tools reach every server
+            return list(self.servers)
         return [s for s in self.servers if any(namespace(s.name) in w for w in words)]
 
     # -- tools ---------------------------------------------------------------------------------
@@ -180,7 +183,28 @@ class McpManager:
         for gone in set(server.tools) - set(current):
             self._hide(gone)
         server.tools = current
+        self.sync_resource_tools()
         self.ensure_reachable()
+
+    def sync_resource_tools(self) -> None:
+        """``list_mcp_resources``, ``list_mcp_resource_templates``, ``read_mcp_resource`` once a server
+        with resources is connected, with the widest exposure of those servers."""
+        if self._resources is None:
+            if not any(s.connection is not None and s.connection.has_resources for s in self.servers):
+                return
+            from .resources import ResourceTools
+
+            self._resources = ResourceTools(self)
+        before = {name: tool.exposure for name, tool in self._resources.tools.items()}
+        for tool in self._resources.sync():
+            self.ctx.register_tool(tool)
+        for name, tool in self._resources.tools.items():
+            if name in before and before[name] != tool.exposure:
+                active = self.ctx.get_active_tools()
+                if tool.exposure == "direct":
+                    self._activate([name])
+                elif name in active:  # no longer declared: reached from codemode, tool_search, or not at all
+                    self.ctx.set_active_tools([n for n in active if n != name])
 
     def _register(self, server: Server, name: str, mcp_tool: Any, connection: Any) -> None:
         exposure = server.entry.tool_exposure(mcp_tool.name)
@@ -259,6 +283,19 @@ class McpManager:
 
         return convert_result(server_name, remote, result.model_dump(mode="json", by_alias=True, exclude_none=True),
                               readable_resources=server.connection.has_resources)
+
+    async def request(self, server: Server, run: Any, what: str) -> Any:
+        """Another request to a server (resources) within its time limit; failures are tool errors."""
+        from pi_core import ToolError
+
+        if server.connection is None:
+            await self.wait_for([server])
+        if server.connection is None:
+            raise ToolError(f'MCP server "{server.name}" is still starting.')
+        try:
+            return await server.connection.request(run, what)
+        except self._module.ServerCallError as exc:
+            raise ToolError(str(exc), details={"server": server.name}) from exc
 
     # -- reaching deferred tools ---------------------------------------------------------------
 

@@ -93,6 +93,19 @@ def build(instructions: str | None) -> FastMCP:
     def readme() -> str:
         return "Demo server README: tools echo and add."
 
+    @server.resource("demo://records/{record_id}", name="record", description="One record by its id",
+                     mime_type="application/json")
+    def record(record_id: str) -> str:
+        return f'{{"id": "{record_id}", "kind": "record"}}'
+
+    @server.resource("demo://logo.png", name="logo", description="The demo logo", mime_type="image/png")
+    def logo() -> bytes:
+        return base64.b64decode(PNG)
+
+    @server.resource("ui://demo/widget", name="widget", description="An MCP App view", mime_type="text/html")
+    def widget() -> str:
+        return "<html></html>"
+
     return server
 
 
