@@ -57,6 +57,7 @@ if TYPE_CHECKING:
         ContextWithSystemEvent,
         Handled,
         InputEvent,
+        McpServersChangeEvent,
         MessageEndEvent,
         MessageStartEvent,
         MessageUpdateEvent,
@@ -385,6 +386,22 @@ def session_tree(event: SessionTreeEvent, ctx: ExtensionContext) -> None:
     :param ctx: the session context.
 
     Use in .pi/extensions: yes.
+    """
+
+
+@_spec("notify")
+def mcp_servers_change(event: McpServersChangeEvent, ctx: ExtensionContext) -> None:
+    """A plugin registered or unregistered an MCP server (``ctx.register_mcp_server``).
+
+    The plugin that connects MCP servers (the built-in ``mcp``) handles it: it connects new servers
+    next to those of ``mcp.json`` and closes removed ones. Servers registered before the session
+    started are read with ``ctx.get_mcp_servers()`` in ``session_start`` instead.
+
+    :param event: :class:`pi_core.McpServersChangeEvent` (``servers``: every registered server
+        after the change, as :class:`pi_core.RegisteredMcpServer`).
+    :param ctx: the session context.
+
+    Runs after the registering handler returned. Use in .pi/extensions: yes, to connect servers yourself.
     """
 
 

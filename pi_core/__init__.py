@@ -26,6 +26,7 @@ _EXPORTS: dict[str, str] = {
     "Flag": "pi_core.extensions.contributions",
     "Toolset": "pi_core.extensions.contributions",
     "PluginHost": "pi_core.extensions.manager",
+    "RegisteredMcpServer": "pi_core.extensions.mcp_servers",
     "build_plugin_host": "pi_core.extensions.manager",
     "is_project_trusted": "pi_core.extensions.trust",
     "ContextUsage": "pi_core.extensions.results",
@@ -50,6 +51,7 @@ _EXPORTS: dict[str, str] = {
     "ContextWithSystemEvent": "pi_core.events",
     "Handled": "pi_core.events",
     "InputEvent": "pi_core.events",
+    "McpServersChangeEvent": "pi_core.events",
     "MessageEndEvent": "pi_core.events",
     "MessageStartEvent": "pi_core.events",
     "MessageUpdateEvent": "pi_core.events",
@@ -340,6 +342,7 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
     from .extensions.contributions import CliCommand, Command, Flag, Toolset
     from .extensions.manager import PluginHost, build_plugin_host
     from .extensions.markers import hookimpl
+    from .extensions.mcp_servers import RegisteredMcpServer
     from .extensions.trust import is_project_trusted
     from .extensions.results import (
         ContextUsage,

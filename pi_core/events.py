@@ -24,6 +24,7 @@ from .ai.types import (
 
 if TYPE_CHECKING:
     from .agent.tools import Tool, ToolContent, ToolResult
+    from .extensions.mcp_servers import RegisteredMcpServer
     from .ai.abort import AbortSignal
 
 
@@ -562,6 +563,14 @@ class ToolExecutionEndEvent(_Event):
 
 
 @dataclass
+class McpServersChangeEvent(_Event):
+    """The MCP servers plugins registered, after one was registered or unregistered."""
+
+    servers: list[RegisteredMcpServer] = field(default_factory=list)
+    type: str = "mcp_servers_change"
+
+
+@dataclass
 class ModelSelectEvent(_Event):
     model: Model
     previous_model: Model | None = None
@@ -747,6 +756,7 @@ __all__ = [
     "ContextWithSystemEvent",
     "Handled",
     "InputEvent",
+    "McpServersChangeEvent",
     "MessageEndEvent",
     "MessageStartEvent",
     "MessageUpdateEvent",

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from .bus import EventBus
+from .mcp_servers import McpServerRegistry
 
 if TYPE_CHECKING:
     from ..agent.tools import Tool
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from ..session.listing import SessionInfo
     from ..session.manager import SessionManager
     from ..toolkit.process import ProcessResult
+    from .mcp_servers import RegisteredMcpServer
     from .results import ContextUsage, ForkResult, NavigateResult, SessionResult, SlashCommandInfo
 
 Level = Literal["info", "warning", "error"]
@@ -148,6 +150,7 @@ class SessionRuntime(Protocol):
     def get_active_tools(self) -> list[str]: ...
     def get_all_tools(self) -> list[Tool]: ...
     def register_tool(self, tool: Tool, *, replaces: str | None = None) -> None: ...
+    def mcp_servers_changed(self, servers: list[RegisteredMcpServer]) -> None: ...
     # messages and entries
     def send_message(self, message: Message | str, *, deliver_as: DeliverAs = "steer",
                      trigger_turn: bool = False) -> None: ...
@@ -197,6 +200,7 @@ class ExtensionContext:
         self.events = events or EventBus()
         self._runtime = runtime
         self._flags = dict(flags or {})
+        self._mcp_servers = McpServerRegistry()
 
     # -- state ---------------------------------------------------------------------------------
 
@@ -311,6 +315,32 @@ class ExtensionContext:
         """Register a tool discovered at run time; it is activated unless its ``exposure`` is
         ``deferred`` or ``hidden`` (those are reached through ``codemode`` and ``tool_search``)."""
         self._require().register_tool(tool, replaces=replaces)
+
+    # -- MCP servers -------------------------------------------------------------------------------
+
+    def register_mcp_server(self, name: str, config: dict[str, Any]) -> None:
+        """Connect an MCP server for this session, next to those of ``mcp.json`` (pi's
+        ``registerMcpServer``). ``config`` has the shape of an ``mcpServers`` entry; registering a
+        name again replaces the registration. Not saved: register again in every session. A server
+        of the same name in ``mcp.json`` wins. Raises :class:`ValueError` for a config without
+        ``command`` or ``url`` or a bad name; the MCP plugin reports other problems as for ``mcp.json``."""
+        self._mcp_servers.register(name, config)
+        self._mcp_servers_changed()
+
+    def unregister_mcp_server(self, name: str) -> bool:
+        """Remove a registered server (its connection closes); ``False`` if none was registered."""
+        removed = self._mcp_servers.unregister(name)
+        if removed:
+            self._mcp_servers_changed()
+        return removed
+
+    def get_mcp_servers(self) -> list[RegisteredMcpServer]:
+        """The servers plugins registered, in order (copies): for plugins that connect MCP servers."""
+        return self._mcp_servers.list()
+
+    def _mcp_servers_changed(self) -> None:
+        if self._runtime is not None:
+            self._runtime.mcp_servers_changed(self._mcp_servers.list())
 
     # -- messages and entries --------------------------------------------------------------------
 

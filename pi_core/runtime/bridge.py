@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from ..agent.tools import Tool
     from ..ai.abort import AbortSignal
     from ..ai.registry import ApiProvider, ModelRegistry, ProviderConfig
+    from ..extensions.mcp_servers import RegisteredMcpServer
     from ..extensions.results import ContextUsage, SlashCommandInfo
     from ..session.manager import SessionManager
     from ..toolkit.process import ProcessResult
@@ -119,6 +120,11 @@ class PluginBridge:
         # deferred and hidden tools are registered without being declared to the model
         if self._s.host.tools.add(tool, "runtime", replaces=replaces) and tool.exposure in ("direct", "model-only"):
             self._s.set_active_tools([*self._s.active_tool_names(), tool.name])
+
+    def mcp_servers_changed(self, servers: list[RegisteredMcpServer]) -> None:
+        from ..events import McpServersChangeEvent
+
+        self._s.background(self._s.call_hook("mcp_servers_change", McpServersChangeEvent(servers)))
 
     # -- messages and entries ----------------------------------------------------------------------
 

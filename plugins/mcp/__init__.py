@@ -60,29 +60,52 @@ def session_start(event: Any, ctx: Any) -> None:
         return
     from pathlib import Path
 
-    from pi_core import agent_dir, is_project_trusted
+    from pi_core import agent_dir
 
     project_file = Path(ctx.cwd) / ".pi" / "mcp.json"
-    if not (agent_dir() / "mcp.json").exists() and not project_file.exists():
+    registered = ctx.get_mcp_servers()
+    if not registered and not (agent_dir() / "mcp.json").exists() and not project_file.exists():
         return  # the common case costs two stat calls
+    _start(ctx, registered)
+
+
+def _start(ctx: Any, registered: list[Any]) -> Any:
+    from pi_core import agent_dir
+
     from .config import load_config
 
-    trusted_check = getattr(ctx, "is_project_trusted", None)
-    trusted = trusted_check() if callable(trusted_check) else is_project_trusted(ctx.cwd) is True
-    loaded = load_config(agent_dir(), ctx.cwd, project_trusted=bool(trusted))
+    loaded = load_config(agent_dir(), ctx.cwd, project_trusted=bool(ctx.is_project_trusted()), registered=registered)
     if not loaded.servers and not loaded.errors:
-        return
+        return None
     from .manager import McpManager
 
     manager = McpManager(ctx, loaded.servers, errors=loaded.errors,
-                         auto_enable_codemode=loaded.auto_enable_codemode is not False)
+                         auto_enable_codemode=loaded.auto_enable_codemode is not False,
+                         project_config=loaded.project_config)
     _managers[ctx] = manager
     manager.start()
+    return manager
+
+
+@hookimpl
+async def mcp_servers_change(event: Any, ctx: Any) -> None:
+    """A plugin registered or unregistered a server: connect the new ones, close the removed ones."""
+    if ctx is None or ctx.get_flag("no-mcp"):
+        return
+    manager = manager_for(ctx)
+    if manager is None:
+        if event.servers:
+            _start(ctx, event.servers)
+        return
+    await manager.set_registered(event.servers)
 
 
 @hookimpl
 async def before_agent_start(event: Any, ctx: Any) -> None:
     manager = manager_for(ctx)
+    if manager is None and ctx is not None and not ctx.get_flag("no-mcp") and ctx.get_mcp_servers():
+        # registered in a session_start handler that ran after ours; its change event may still be queued
+        manager = _start(ctx, ctx.get_mcp_servers())
     if manager is None:
         return
     await manager.wait_for_direct()

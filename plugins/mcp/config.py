@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -200,16 +200,39 @@ def _string_map(value: Any) -> bool:
 # loading
 
 
-def load_config(agent_dir: Path, cwd: Path, *, project_trusted: bool) -> LoadedConfig:
-    """Global and (when trusted) project servers; disabled servers are included with ``enabled: false``."""
+def load_config(agent_dir: Path, cwd: Path, *, project_trusted: bool, registered: Iterable[Any] = ()) -> LoadedConfig:
+    """Global and (when trusted) project servers, then those plugins registered
+    (``ctx.register_mcp_server``) under names the files do not use; disabled servers are included
+    with ``enabled: false``."""
     loaded = LoadedConfig()
     servers: dict[str, ServerEntry] = {}
     _read_file(global_path(agent_dir), "global", servers, loaded)
     if project_trusted:
         loaded.project_config = project_path(cwd)
         _read_file(loaded.project_config, "project", servers, loaded)
+    for registration in registered:
+        entry = registered_entry(registration, servers)
+        if isinstance(entry, str):
+            loaded.errors.append(entry)
+        elif entry is not None:
+            servers[entry.name] = entry
     loaded.servers = list(servers.values())
     return loaded
+
+
+def registered_entry(registration: Any, configured: Mapping[str, ServerEntry]) -> ServerEntry | str | None:
+    """A plugin's server as an entry; ``None`` when ``mcp.json`` defines the name (the file wins), an
+    error message when the config is invalid."""
+    name = registration.name
+    if name in configured and configured[name].scope != "plugin":
+        return None
+    config = validate_server(name, registration.config)
+    if isinstance(config, str):
+        return f"registered by a plugin: {config}"
+    clash = next((other for other in configured if other != name and namespace(other) == namespace(name)), None)
+    if clash:
+        return f'registered by a plugin: server "{name}" conflicts with "{clash}"'
+    return ServerEntry(name, config, "plugin", "plugin")
 
 
 def read_json(path: Path) -> Any:

@@ -79,12 +79,15 @@ class Server:
 
 class McpManager:
     def __init__(self, ctx: Any, entries: Iterable[ServerEntry], *, errors: list[str],
-                 auto_enable_codemode: bool = True, log_path: Path | None = None) -> None:
+                 auto_enable_codemode: bool = True, log_path: Path | None = None,
+                 project_config: Path | None = None) -> None:
         self.ctx = ctx
         self.cwd = Path(ctx.cwd)
         self.servers = [Server(entry) for entry in entries]
         self.errors = errors
         self.auto_enable_codemode = auto_enable_codemode
+        self.project_config = project_config
+        """The trusted project's ``mcp.json`` (where per-project changes are saved), if any."""
         self.log = ServerLog(log_path or agent_dir() / "mcp.log")
         self.tools: dict[str, Tool] = {}
         self.owners: dict[str, str] = {}
@@ -95,6 +98,7 @@ class McpManager:
         self._module: Any = None
         self._started: asyncio.Task[None] | None = None
         self._resources: Any = None
+        self._registering = asyncio.Lock()
 
     def find(self, name: str) -> Server | None:
         return next((s for s in self.servers if s.name == name), None)
@@ -110,10 +114,14 @@ class McpManager:
         if enabled:
             self._started = asyncio.ensure_future(self._start_all(enabled))
 
+    async def _load(self) -> None:
+        if self._module is None:
+            self._module = await asyncio.to_thread(importlib.import_module, "plugins.mcp.connection")
+
     async def _start_all(self, servers: list[Server]) -> None:
         try:
             await asyncio.sleep(0)  # let the caller's start-up go first
-            self._module = await asyncio.to_thread(importlib.import_module, "plugins.mcp.connection")
+            await self._load()
         except Exception as exc:  # noqa: BLE001 - reported, never fatal
             for server in servers:
                 _settle(server.ready)
@@ -163,6 +171,63 @@ class McpManager:
         if any(w in RESOURCE_TOOLS for w in words):  # the resource tools reach every server
             return list(self.servers)
         return [s for s in self.servers if any(namespace(s.name) in w for w in words)]
+
+    # -- servers plugins register ----------------------------------------------------------------
+
+    async def set_registered(self, registrations: list[Any]) -> None:
+        """Make the plugin-registered servers these (``mcp_servers_change``)."""
+        async with self._registering:  # each change carries the whole list: apply them in order
+            await self._set_registered(registrations)
+
+    async def _set_registered(self, registrations: list[Any]) -> None:
+        from .config import registered_entry
+
+        files = {s.name: s.entry for s in self.servers if s.entry.scope != "plugin"}
+        wanted: dict[str, ServerEntry] = {}
+        for registration in registrations:
+            entry = registered_entry(registration, files)
+            if isinstance(entry, str):
+                await self._notify(f"MCP: {entry}", "warning")
+            elif entry is not None:
+                wanted[entry.name] = entry
+        for server in [s for s in self.servers if s.entry.scope == "plugin"]:
+            if server.name not in wanted or wanted[server.name].config != server.entry.config:
+                await self.remove(server)
+        known = {s.name for s in self.servers}
+        added = [Server(entry) for name, entry in wanted.items() if name not in known]
+        for server in added:
+            await self.add(server)
+
+    async def add(self, server: Server) -> None:
+        """Start one more server in the background."""
+        self.servers.append(server)
+        self.ensure_reachable()
+        if server.entry.enabled:
+            server.ready = asyncio.get_running_loop().create_future()
+            asyncio.ensure_future(self._connect_later(server))
+
+    async def _connect_later(self, server: Server) -> None:
+        try:
+            await self._load()
+        except Exception as exc:  # noqa: BLE001 - reported, never fatal
+            _settle(server.ready)
+            await self._notify(f"MCP failed to load: {type(exc).__name__}: {exc}", "error")
+            return
+        await self._connect(server)
+        await self.report_problems([server])
+
+    async def remove(self, server: Server) -> None:
+        """Stop a server and withdraw its tools."""
+        if server in self.servers:
+            self.servers.remove(server)
+        for name in list(server.tools):
+            self._hide(name)
+        server.tools = {}
+        _settle(server.ready)
+        if server.connection is not None:
+            await server.connection.close()
+            server.connection = None
+        self.sync_resource_tools()
 
     # -- tools ---------------------------------------------------------------------------------
 
