@@ -431,6 +431,7 @@ class CommandContext(ExtensionContext):
         self.events = base.events
         self._runtime = base._runtime
         self._flags = base._flags
+        self._mcp_servers = base._mcp_servers
 
     @property  # type: ignore[override]
     def ui(self) -> UI:

@@ -19,12 +19,15 @@ MAX_SECTION_CHARS = 4096
 MAX_DESCRIPTION_CHARS = 250
 
 
+def _key(ctx: Any) -> Any:
+    # the hook context and a command's context are different objects of one session; its event bus is shared
+    return getattr(ctx, "events", None)
+
+
 def manager_for(ctx: Any) -> Any:
     """The session's :class:`plugins.mcp.manager.McpManager`, or ``None`` (no servers, ``--no-mcp``)."""
-    try:
-        return _managers.get(ctx)
-    except TypeError:  # hooks called without a session (ctx None) have no servers
-        return None
+    key = _key(ctx)
+    return _managers.get(key) if key is not None else None
 
 
 @hookimpl
@@ -82,7 +85,7 @@ def _start(ctx: Any, registered: list[Any]) -> Any:
     manager = McpManager(ctx, loaded.servers, errors=loaded.errors,
                          auto_enable_codemode=loaded.auto_enable_codemode is not False,
                          project_config=loaded.project_config)
-    _managers[ctx] = manager
+    _managers[_key(ctx)] = manager
     manager.start()
     return manager
 
@@ -136,22 +139,19 @@ async def before_tool_call(event: Any, ctx: Any) -> None:
 async def session_shutdown(event: Any, ctx: Any) -> None:
     manager = manager_for(ctx)
     if manager is not None:
-        del _managers[ctx]
+        del _managers[_key(ctx)]
         await manager.close()
 
 
 async def _mcp_command(args: str, ctx: Any) -> None:
     manager = manager_for(ctx)
-    words = args.split()
     if manager is None:
         await ctx.ui.notify("No MCP servers configured (or MCP is off for this run)." if not ctx.get_flag("no-mcp")
                             else "MCP is off for this run (--no-mcp).", "info")
         return
-    if not words:
-        await manager.wait_for(manager.servers)
-        await ctx.ui.notify("\n".join(manager.status_lines()), "info")
-        return
-    await ctx.ui.notify("Usage: /mcp", "warning")
+    from .command import run
+
+    await run(args, ctx, manager)
 
 
 def servers_section(manager: Any) -> str | None:

@@ -229,6 +229,79 @@ class McpManager:
             server.connection = None
         self.sync_resource_tools()
 
+    # -- changes from /mcp ------------------------------------------------------------------------
+
+    def save_target(self, server: Server, in_project: bool = False) -> tuple[Path, bool] | None:
+        """Where a change of ``enabled``/``exposure`` is saved, and whether as a project override;
+        ``None`` for a plugin's server (its changes last for the session)."""
+        if server.entry.scope == "plugin":
+            return None
+        if in_project and self.project_config is not None:
+            return self.project_config, True
+        if server.entry.override:
+            return Path(server.entry.override), True
+        return Path(server.entry.source), False
+
+    def _save(self, server: Server, patch: dict[str, Any], in_project: bool = False) -> str | None:
+        from .config import update_server
+
+        target = self.save_target(server, in_project)
+        if target is not None:
+            try:
+                update_server(target[0], server.name, patch, override=target[1])
+            except (OSError, ValueError) as exc:
+                return f"Could not save the change: {exc}"
+            if target[1]:
+                server.entry.override = str(target[0])
+        server.entry.config.update(patch)
+        return None
+
+    async def reconnect(self, server: Server) -> str | None:
+        """Connect a server again (after a fix, or to pick up new tools); returns why it failed."""
+        if not server.entry.enabled or server.connection is None:
+            return f'MCP server "{server.name}" is disabled.'
+        server.ready = asyncio.get_running_loop().create_future()
+        try:
+            await server.connection.reconnect()
+        except Exception:  # noqa: BLE001 - the state says why
+            pass
+        finally:
+            _settle(server.ready)
+        return None if server.state() == "connected" else server.describe()
+
+    async def set_enabled(self, server: Server, enabled: bool, in_project: bool = False) -> str | None:
+        failed = self._save(server, {"enabled": enabled}, in_project)
+        if failed:
+            return failed
+        if enabled:
+            server.ready = asyncio.get_running_loop().create_future()
+            await self._load()
+            await self._connect(server)
+        else:
+            for name in list(server.tools):
+                self._hide(name)
+            server.tools = {}
+            if server.connection is not None:
+                connection, server.connection = server.connection, None
+                await connection.close()
+        self.sync_resource_tools()
+        self.ensure_reachable()
+        return None
+
+    def set_exposure(self, server: Server, exposure: str) -> str | None:
+        failed = self._save(server, {"exposure": exposure})
+        if failed:
+            return failed
+        if server.connection is not None and server.connection.state == "connected":
+            self._on_tools(server.connection)  # tools keep their objects; their exposure changes in place
+        indirect = {n for n in server.tools if self.tools[n].exposure != "direct"}
+        active = self.ctx.get_active_tools()
+        if indirect & set(active):
+            self.ctx.set_active_tools([n for n in active if n not in indirect])
+        self.sync_resource_tools()
+        self.ensure_reachable()
+        return None
+
     # -- tools ---------------------------------------------------------------------------------
 
     def _on_tools(self, connection: Any) -> None:
