@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from mcp_helpers import model_args, run_pi, stdio_server, tool_results, write_mcp
+from mcp_helpers import HttpServer, model_args, run_pi, stdio_server, tool_names, tool_results, write_mcp
 from fake_openai import FakeOpenAI, write_agent_dir
 
 
@@ -68,17 +68,21 @@ def test_a_hanging_server_times_out_and_does_not_hold_up_the_run(ws: Path, tmp_p
 
 def test_a_silent_call_times_out_and_progress_renews_the_limit(ws: Path, tmp_path: Path) -> None:
     agent = tmp_path / "agent"
-    # 3 s covers the server's start even on a loaded machine; progress comes every 0.2 s
-    write_mcp(agent, {"demo": stdio_server(exposure="direct", timeout=3)})
-    turns = [{"tool_calls": [{"id": "c1", "name": "mcp__demo__stall", "arguments": {"seconds": 8}}]},
-             {"tool_calls": [{"id": "c2", "name": "mcp__demo__slow", "arguments": {"seconds": 4.5}}]},
-             {"text": "ok"}]
-    with FakeOpenAI(turns) as server:
-        write_agent_dir(agent, server.base_url)
-        result = run_pi(ws, agent, *model_args(), "-p", "go")
+    # `timeout` bounds the connection too. Over HTTP the server is up before pi starts (HttpServer waits
+    # for its port), so connecting takes milliseconds however loaded the machine is; a stdio server of
+    # this SDK can take longer than 3 s just to import on a busy machine, and then fails to connect
+    with HttpServer() as http:
+        write_mcp(agent, {"demo": {"url": http.url, "exposure": "direct", "timeout": 3}})
+        turns = [{"tool_calls": [{"id": "c1", "name": "mcp__demo__stall", "arguments": {"seconds": 8}}]},
+                 {"tool_calls": [{"id": "c2", "name": "mcp__demo__slow", "arguments": {"seconds": 4.5}}]},
+                 {"text": "ok"}]
+        with FakeOpenAI(turns) as server:
+            write_agent_dir(agent, server.base_url)
+            result = run_pi(ws, agent, *model_args(), "-p", "go")
     assert result.returncode == 0, result.stderr
+    assert "mcp__demo__stall" in tool_names(server.requests[0])
     assert tool_results(server.requests[1])[-1]["content"] == 'MCP server "demo" did not answer tool stall within 3 s'
-    assert tool_results(server.requests[2])[-1]["content"] == "slept 4.5"
+    assert tool_results(server.requests[2])[-1]["content"] == "slept 4.5"  # progress every 0.2 s renews the 3 s
 
 
 def test_a_huge_result_is_cut_in_the_middle_and_saved_whole(ws: Path, tmp_path: Path) -> None:
