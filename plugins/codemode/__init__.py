@@ -44,13 +44,15 @@ class _Options:
 
 
 async def _execute(params: dict[str, Any], tool_ctx: Any) -> ToolResult:
+    import importlib.util
+
     from pi_core import ToolError
 
-    try:
-        from .execute import execute
-    except ImportError as exc:  # the sandbox engine is an extra
+    if importlib.util.find_spec("py_mini_racer") is None:  # the engine is an extra
         raise ToolError("codemode needs the JavaScript sandbox: pip install 'pi-core-agent[codemode]' "
-                        f"({exc.name or exc} is missing)") from exc
+                        "(py_mini_racer is missing)")
+    from .execute import execute
+
     return await execute(params, tool_ctx, _Options(tool_ctx.session))
 
 

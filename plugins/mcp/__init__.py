@@ -63,28 +63,33 @@ def session_start(event: Any, ctx: Any) -> None:
         return
     from pathlib import Path
 
-    from pi_core import agent_dir
-
     project_file = Path(ctx.cwd) / ".pi" / "mcp.json"
     registered = ctx.get_mcp_servers()
-    if not registered and not (agent_dir() / "mcp.json").exists() and not project_file.exists():
+    if not registered and not (session_agent_dir(ctx) / "mcp.json").exists() and not project_file.exists():
         return  # the common case costs two stat calls
     _start(ctx, registered)
 
 
-def _start(ctx: Any, registered: list[Any]) -> Any:
+def session_agent_dir(ctx: Any) -> Any:
+    """The session's agent dir (an SDK session may have its own), where ``mcp.json`` and ``mcp.log`` are."""
     from pi_core import agent_dir
 
+    settings_file = ctx.get_settings().global_path
+    return settings_file.parent if settings_file is not None else agent_dir()
+
+
+def _start(ctx: Any, registered: list[Any]) -> Any:
     from .config import load_config
 
-    loaded = load_config(agent_dir(), ctx.cwd, project_trusted=bool(ctx.is_project_trusted()), registered=registered)
+    agents = session_agent_dir(ctx)
+    loaded = load_config(agents, ctx.cwd, project_trusted=bool(ctx.is_project_trusted()), registered=registered)
     if not loaded.servers and not loaded.errors:
         return None
     from .manager import McpManager
 
     manager = McpManager(ctx, loaded.servers, errors=loaded.errors,
                          auto_enable_codemode=loaded.auto_enable_codemode is not False,
-                         project_config=loaded.project_config)
+                         project_config=loaded.project_config, log_path=agents / "mcp.log")
     _managers[_key(ctx)] = manager
     manager.start()
     return manager

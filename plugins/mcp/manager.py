@@ -94,6 +94,7 @@ class McpManager:
         """pi tool name -> ``<server>\\0<tool>``: a name never changes owner within a session."""
         self.waited_for_startup = False
         self.warned_unreachable = False
+        self.warned_engine = False
         self._closed = False
         self._module: Any = None
         self._started: asyncio.Task[None] | None = None
@@ -443,7 +444,12 @@ class McpManager:
         exposures = {e for s in self.servers if s.entry.enabled for e in s.entry.exposures()}
         wants = []
         if "codemode" in exposures and self.auto_enable_codemode:
-            wants.append(CODEMODE)
+            if codemode_engine_installed():
+                wants.append(CODEMODE)
+            else:
+                # the tools are deferred tools either way: tool_search reaches them without the engine
+                wants.append(TOOL_SEARCH)
+                self._note_missing_engine()
         if "deferred" in exposures:
             wants.append(TOOL_SEARCH)
         if not exposures & {"codemode", "deferred"}:
@@ -459,6 +465,12 @@ class McpManager:
         reason = " (autoEnableCodemode is false)" if "codemode" in exposures and not self.auto_enable_codemode else ""
         self._notify_soon("MCP tools are only reachable from the codemode or tool_search tool, but neither is "
                           f"active{reason}; they cannot be called.", "warning")
+
+    def _note_missing_engine(self) -> None:
+        if not self.warned_engine:
+            self.warned_engine = True
+            self._notify_soon("MCP servers with codemode exposure are reached through tool_search: codemode needs "
+                              "its JavaScript engine, pip install 'pi-core-agent[codemode]'.", "info")
 
     # -- reporting -----------------------------------------------------------------------------
 
@@ -498,6 +510,13 @@ class McpManager:
             await asyncio.gather(self._started, return_exceptions=True)
         await asyncio.gather(*(s.connection.close() for s in self.servers if s.connection is not None),
                              return_exceptions=True)
+
+
+def codemode_engine_installed() -> bool:
+    """Whether codemode's JavaScript engine (mini-racer, the ``codemode`` extra) can be imported."""
+    import importlib.util
+
+    return importlib.util.find_spec("py_mini_racer") is not None
 
 
 def loaded_on_branch(ctx: Any) -> list[str]:

@@ -269,3 +269,20 @@ def test_the_worker_limit_comes_from_the_environment(ws: Path, tmp_path: Path) -
         assert max_workers() == DEFAULT_MAX_WORKERS
     finally:
         del os.environ["PI_CODEMODE_MAX_WORKERS"]
+
+
+def test_without_the_engine_codemode_servers_are_reached_through_tool_search(ws: Path, tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    hide = tmp_path / "no_engine"
+    hide.mkdir()
+    (hide / "sitecustomize.py").write_text("import sys\nsys.modules['py_mini_racer'] = None  # as if not installed\n")
+    write_mcp(agent, {"demo": stdio_server()})
+    turns = [script("text(1)"), {"text": "ok"}]
+    with FakeOpenAI(turns) as server:
+        write_agent_dir(agent, server.base_url)
+        result = run_pi(ws, agent, *MODEL, "--no-session", "--tools", "+codemode", "-p", "go",
+                        env={"PYTHONPATH": str(hide)})
+    assert result.returncode == 0, result.stderr
+    assert "tool_search" in tool_names(server.requests[0])
+    assert tool_results(server.requests[1])[-1]["content"] == (
+        "codemode needs the JavaScript sandbox: pip install 'pi-core-agent[codemode]' (py_mini_racer is missing)")
