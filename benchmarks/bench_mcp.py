@@ -10,7 +10,8 @@ connect in the background); 5 with ``direct`` exposure (the first prompt waits f
 request declares their tools). Goal: the 5 ``codemode`` servers add at most 50 ms.
 
 *Per call*: one ``echo`` call, median of ``--calls`` after a warm-up, each path on its own server process:
-the bare SDK (``ClientSession.call_tool`` over ``stdio_client``); pi's MCP tool (the ``Tool.execute`` the
+the bare SDK (``ClientSession.call_tool`` over ``stdio_client``, after ``list_tools``, so the SDK checks
+results against the tools' output schemas as it does for pi); pi's MCP tool (the ``Tool.execute`` the
 plugin registers: time limit, progress, result conversion); and the whole tool pipeline of a session
 (``ToolContext.execute_tool``: argument validation, ``before_tool_call``/``after_tool_call``, events, the
 nested-call record). Goal: pi's tool adds at most 2 ms.
@@ -116,6 +117,7 @@ async def bare_sdk_ms(calls: int) -> list[float]:
     with open(os.devnull, "w") as quiet:
         async with stdio_client(params, errlog=quiet) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
+            await session.list_tools()  # as a client does; the SDK then checks results against output schemas
             for n in range(calls + 20):
                 started = time.perf_counter()
                 await session.call_tool("echo", {"text": f"call {n}"})
