@@ -108,7 +108,7 @@ async def create_agent_session(
     env_dir = os.environ.get("PI_CODING_AGENT_SESSION_DIR")
     manager = _session_manager(root, session, session_dir or (None if env_dir else config.session_dir_path))
     resumed = manager.entry_count() > 0
-    active = _active_tools(host, config, tools, toolset, exclude_tools, no_tools)
+    active, admits = _active_tools(host, config, tools, toolset, exclude_tools, no_tools)
     level = thinking_level or _restored_level(manager) or config.default_thinking_level or "off"
     loader = ResourceLoader(root, agent, config, system_prompt, append_system_prompt, resources or ResourceOptions(),
                             _package_set(host))
@@ -117,7 +117,7 @@ async def create_agent_session(
     agent_session = AgentSession(
         host=host, session=manager, model=chosen, stream=stream or models.stream, tools=active, resources=loader,
         thinking_level=level, mode=mode, ui=ui, settings=config, models=models, flags=flags,
-        scoped_models=[_choose_model(models, config, m, None) for m in scoped_models],
+        scoped_models=[_choose_model(models, config, m, None) for m in scoped_models], admits_tool=admits,
     )
     if not manager.entry_count():
         manager.append_model_change(chosen.provider, chosen.id)
@@ -223,7 +223,9 @@ def _restored_level(manager: Any) -> str | None:
 
 
 def _active_tools(host: PluginHost, config: Settings, tools: Sequence[str] | None, toolset: str | None,
-                  exclude: Sequence[str] | None = None, no_tools: NoTools | None = None) -> list[str]:
+                  exclude: Sequence[str] | None = None,
+                  no_tools: NoTools | None = None) -> tuple[list[str], Callable[[str], bool]]:
+    """The tools to activate now, and the test tools registered later must pass to be activated."""
     from .extensions.manager import Diagnostic
     from .runtime.tool_choice import choose_tools
 
@@ -244,7 +246,7 @@ def _active_tools(host: PluginHost, config: Settings, tools: Sequence[str] | Non
         known = ", ".join(sorted(available)) or "none"
         host.diagnostics.append(Diagnostic("warning", f"no tool named {', '.join(unknown)} (available: {known}); "
                                                       "continuing without it"))
-    return choice.active(available)
+    return choice.active(available), choice.admits
 
 
 def _package_set(host: PluginHost) -> Any:

@@ -104,6 +104,8 @@ class AgentSession:
     :param settings: the effective settings (default: pi's defaults).
     :param models: the session's model registry (default: one of the host's providers).
     :param scoped_models: the models cycling goes through (``--models``; default: all available).
+    :param admits_tool: whether a tool registered at run time (an MCP server's) may be activated:
+        ``--tools``/``--exclude-tools`` apply to those too (default: any tool may).
     """
 
     skills: list[Any]
@@ -114,8 +116,9 @@ class AgentSession:
                  resources: ResourceLoader | None = None, thinking_level: str = "off",
                  mode: str = "sdk", ui: UI | None = None, settings: Settings | None = None,
                  models: ModelRegistry | None = None, scoped_models: Sequence[Model] = (),
-                 flags: dict[str, Any] | None = None) -> None:
+                 flags: dict[str, Any] | None = None, admits_tool: Callable[[str], bool] | None = None) -> None:
         self.host = host
+        self.admits_tool: Callable[[str], bool] = admits_tool or (lambda name: True)
         self.session = session
         self.cwd = Path(session.cwd)
         self.mode = mode

@@ -117,8 +117,10 @@ class PluginBridge:
         return list(self._s.host.tools)
 
     def register_tool(self, tool: Tool, *, replaces: str | None = None) -> None:
-        # deferred and hidden tools are registered without being declared to the model
-        if self._s.host.tools.add(tool, "runtime", replaces=replaces) and tool.exposure in ("direct", "model-only"):
+        # deferred and hidden tools are registered without being declared to the model; --tools and
+        # --exclude-tools decide for run-time tools (an MCP server's) as for the others
+        if self._s.host.tools.add(tool, "runtime", replaces=replaces) and tool.exposure in ("direct", "model-only") \
+                and self._s.admits_tool(tool.name):
             self._s.set_active_tools([*self._s.active_tool_names(), tool.name])
 
     def mcp_servers_changed(self, servers: list[RegisteredMcpServer]) -> None:

@@ -51,7 +51,7 @@ def test_plugin_api_from_a_command(tmp_path: Path) -> None:
 
     async def scenario() -> Any:
         session = await create_agent_session(tmp_path, model=alpha.model, plugins=[alpha, beta, plugin],
-                                             tools=["read"], agent_dir=tmp_path / "agent")
+                                             tools=["read", "late_tool"], agent_dir=tmp_path / "agent")
         await session.prompt("/setup")
         await asyncio.sleep(0.05)  # set_model runs once the command returned
         await session.prompt("what is the codeword?")

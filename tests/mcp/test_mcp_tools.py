@@ -94,3 +94,15 @@ def test_the_plugin_can_be_disabled_like_any_other(ws: Path, tmp_path: Path) -> 
         result = run_pi(ws, agent, *model_args(), "-p", "hi", env={"PI_DISABLE_PLUGINS": "mcp"})
     assert result.returncode == 0, result.stderr
     assert not [n for n in tool_names(server.requests[0]) if n.startswith("mcp__")]
+
+
+def test_tools_patterns_apply_to_mcp_tools_registered_at_run_time(ws: Path, tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    write_mcp(agent, {"demo": stdio_server(exposure="direct")})
+    with FakeOpenAI([{"text": "a"}, {"text": "b"}]) as server:
+        write_agent_dir(agent, server.base_url)
+        allow = run_pi(ws, agent, *model_args(), "--tools", "read,mcp__demo__e*", "-p", "hi")
+        exclude = run_pi(ws, agent, *model_args(), "--exclude-tools", "mcp__demo__*,*_mcp_*", "-p", "hi")
+    assert allow.returncode == 0 and exclude.returncode == 0, allow.stderr + exclude.stderr
+    assert tool_names(server.requests[0]) == ["read", "mcp__demo__echo"]
+    assert tool_names(server.requests[1]) == ["read", "bash", "edit", "write"]
