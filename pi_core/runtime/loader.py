@@ -6,13 +6,14 @@ and again on ``/reload``.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..events import ResourcePaths
+    from .resource_filter import ResourceKind
     from .resources import ContextFile, PromptTemplate, Skill
     from .settings import Settings
     from .system_prompt import SystemPrompt, SystemPromptOptions
@@ -88,14 +89,23 @@ class ResourceLoader:
         package_skills = getattr(self.packages, "skill_paths", ()) if not extra.no_skills else ()
         package_prompts = getattr(self.packages, "prompt_paths", ()) if not extra.no_prompt_templates else ()
         skills = resources.load_skills(self.cwd, self.agent_dir, trusted=trusted, extra_paths=skill_paths,
-                                       include_defaults=not extra.no_skills, package_paths=package_skills).skills
+                                       include_defaults=not extra.no_skills, package_paths=package_skills,
+                                       enabled=self._filter("skills")).skills
         templates = resources.load_prompt_templates(self.cwd, self.agent_dir, trusted=trusted,
                                                     extra_paths=prompt_paths, include_defaults=not extra.no_prompt_templates,
-                                                    package_paths=package_prompts).templates
+                                                    package_paths=package_prompts,
+                                                    enabled=self._filter("prompts")).templates
         themes = [Path(p) for found in discovered for p in found.theme_paths]
         context = resources.load_context_files(self.cwd, self.agent_dir,
                                                no_context_files=extra.no_context_files).files
         return SessionResources(self, list(skills), list(templates), themes, list(context))
+
+    def _filter(self, kind: ResourceKind) -> Callable[[Path], bool] | None:
+        """The settings' ``!glob`` / ``+path`` / ``-path`` entries for ``kind`` (``None``: there are none)."""
+        from .resource_filter import ResourceFilter
+
+        rules = ResourceFilter(self.settings, kind, self.cwd, self.agent_dir)
+        return rules.enabled if rules.active else None
 
 
 __all__ = ["ResourceLoader", "ResourceOptions", "SessionResources"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar
@@ -491,16 +491,17 @@ class Skill:
 
 def load_skills(cwd: Path | str, agent_dir: Path | str | None = None, *, trusted: bool,
                 extra_paths: Iterable[Path | str] = (), include_defaults: bool = True,
-                home: Path | str | None = None, package_paths: Iterable[Path | str] = ()) -> SkillSet:
+                home: Path | str | None = None, package_paths: Iterable[Path | str] = (),
+                enabled: Callable[[Path], bool] | None = None) -> SkillSet:
     """Skills from ``extra_paths`` (in order; files or directories, relative to ``cwd``), then the
     project's ``.pi/skills`` and ``.agents/skills`` (cwd up to the git root; only when ``trusted``),
     then ``<agent dir>/skills`` and ``~/.agents/skills``, then ``package_paths`` (what packages
     contribute: the user's and the project's own skills win over a package's, as in pi). The first
-    skill with a name wins.
+    skill with a name wins; a file ``enabled`` turns off (see :class:`ResourceFilter`) takes no name.
     """
     cwd_path = _absolute(cwd)
     agent = _absolute(agent_dir) if agent_dir is not None else _default_agent_dir()
-    collector = _SkillCollector()
+    collector = _SkillCollector(enabled)
     for raw in extra_paths:
         collector.add_path(_resolve_against(raw, cwd_path))
     if include_defaults:
@@ -539,8 +540,9 @@ def _up_to_git_root(cwd: Path) -> list[Path]:
 
 
 class _SkillCollector:
-    def __init__(self) -> None:
+    def __init__(self, enabled: Callable[[Path], bool] | None = None) -> None:
         self.result = SkillSet()
+        self._enabled = enabled
         self._by_name: dict[str, Skill] = {}
         self._seen: set[tuple[int, int] | str] = set()
 
@@ -561,6 +563,8 @@ class _SkillCollector:
         key = _file_key(path)
         if key in self._seen:
             return  # the same file reached twice (a symlink): not a collision
+        if self._enabled is not None and not self._enabled(path):
+            return
         skill = load_skill_file(path, source, self.result.diagnostics)
         if skill is None:
             return
@@ -712,10 +716,12 @@ class PromptTemplate:
 def load_prompt_templates(cwd: Path | str, agent_dir: Path | str | None = None, *, trusted: bool,
                           extra_paths: Iterable[Path | str] = (),
                           include_defaults: bool = True,
-                          package_paths: Iterable[Path | str] = ()) -> TemplateSet:
+                          package_paths: Iterable[Path | str] = (),
+                          enabled: Callable[[Path], bool] | None = None) -> TemplateSet:
     """Templates from ``extra_paths`` (files or directories, in order), then ``<cwd>/.pi/prompts``
     (only when ``trusted``), then ``<agent dir>/prompts``, then ``package_paths`` (files that packages
-    contribute). Directories are not searched recursively. The first template with a name wins.
+    contribute). Directories are not searched recursively. The first template with a name wins; a file
+    ``enabled`` turns off takes no name.
     """
     cwd_path = _absolute(cwd)
     agent = _absolute(agent_dir) if agent_dir is not None else _default_agent_dir()
@@ -729,6 +735,8 @@ def load_prompt_templates(cwd: Path | str, agent_dir: Path | str | None = None, 
         candidates.extend((p, "user") for p in _markdown_files(agent / "prompts"))
     for raw in package_paths:
         candidates.extend(_template_candidates(_resolve_against(raw, cwd_path), result.diagnostics))
+    if enabled is not None:
+        candidates = [(path, source) for path, source in candidates if enabled(path)]
     _add_templates(candidates, result)
     return result
 
