@@ -210,7 +210,7 @@ def add_package_commands(app: typer.Typer, host: PluginHost) -> None:
         local: _Local = False,
         approve: _Approve = False, no_plugins: _NoPlugins = False, no_extensions: _NoExtensions = False,
     ) -> None:
-        """Show every package resource and whether it loads; `enable`/`disable PACKAGE RESOURCE...` switch them."""
+        """Show every package and local resource and whether it loads; `enable`/`disable PACKAGE|user|project RESOURCE...` switch them."""
         _guard(lambda: _config(host, action, package, list(resources or []), local), host, approve)
 
 
@@ -502,10 +502,16 @@ def _update_self() -> None:
 
 def _config(host: PluginHost, action: str | None, package_text: str | None, resources: list[str],
             local: bool) -> None:
-    from . import filters
+    from .local_config import local_resources
 
     trusted = project_trusted(host)
     packages = _resolved(host, trusted)
+    found = local_resources(host.cwd, host.agent_dir, trusted=trusted)
+    if action is None and sys.stdin.isatty() and sys.stdout.isatty():
+        from .config_picker import run_picker
+
+        run_picker(host, trusted, start_local=local)
+        return
     if action is None:
         for package in packages:
             if not package.resources:
@@ -514,17 +520,40 @@ def _config(host: PluginHost, action: str | None, package_text: str | None, reso
             for resource in package.resources:
                 mark = "-" if resource.note else "x" if resource.enabled else " "
                 typer.echo(f"  [{mark}] {resource.kind:<10} {resource.name}" + (f"  ({resource.note})" if resource.note else ""))
-        if not any(p.resources for p in packages):
-            typer.echo("No package resources.")
+        _list_local(host, found)
+        if not any(p.resources for p in packages) and not found:
+            typer.echo("No package or local resources.")
         return
     if action not in ("enable", "disable") or not package_text or not resources:
-        raise PackageCommandError("usage: pi config [enable|disable PACKAGE RESOURCE...] [-l]")
+        raise PackageCommandError("usage: pi config [enable|disable PACKAGE|user|project RESOURCE...] [-l]")
+    if package_text in ("user", "project"):
+        _switch_local(host, found, package_text, resources, action == "enable")
+        return
     scope = _scope(local, host)
     wanted = parse_source(package_text, host.cwd).identity
     match = [p for p in packages if p.source.identity == wanted or (p.dist and f"pypi:{p.dist}".lower() == wanted)]
     if not match:
         raise PackageCommandError(f"No matching package found for {package_text}")
     package = match[0]
+    chosen = []
+    for name in resources:
+        found = [r for r in package.resources if r.name == name or r.name.rstrip("/").endswith("/" + name)
+                 or (r.path is not None and r.path.name == "SKILL.md" and r.path.parent.name == name)]
+        if not found:
+            known = ", ".join(r.name for r in package.resources) or "none"
+            raise PackageCommandError(f"{package.source.text} has no resource {name!r} (it has: {known})")
+        chosen.append(found[0])
+    switch_package_resources(host, package, chosen, action == "enable", scope)
+    for resource in chosen:
+        typer.echo(f"{'Enabled' if action == 'enable' else 'Disabled'} {resource.kind} {resource.name} "
+                   f"of {package.source.text}")
+
+
+def switch_package_resources(host: PluginHost, package: ResolvedPackage, chosen: Sequence[Any], enabled: bool,
+                             scope: Scope) -> None:
+    """Write ``+name``/``-name`` filter entries for ``chosen`` resources of ``package`` into ``scope``'s file."""
+    from . import filters
+
     base = settings_base(scope, host.cwd, host.agent_dir)
     entries = read_package_entries(base / "settings.json")
     index = _find(entries, package.source, base)
@@ -536,19 +565,40 @@ def _config(host: PluginHost, action: str | None, package_text: str | None, reso
         old = entries[index]
         entry = {"source": old} if isinstance(old, str) else dict(old)
         entries[index] = entry
-    for name in resources:
-        found = [r for r in package.resources if r.name == name or r.name.rstrip("/").endswith("/" + name)
-                 or (r.path is not None and r.path.name == "SKILL.md" and r.path.parent.name == name)]
-        if not found:
-            known = ", ".join(r.name for r in package.resources) or "none"
-            raise PackageCommandError(f"{package.source.text} has no resource {name!r} (it has: {known})")
-        resource = found[0]
+    for resource in chosen:
         current = entry.get(resource.kind)
-        entry[resource.kind] = filters.toggle(current if isinstance(current, list) else [], resource.name,
-                                              action == "enable")
-        typer.echo(f"{'Enabled' if action == 'enable' else 'Disabled'} {resource.kind} {resource.name} "
-                   f"of {package.source.text}")
+        entry[resource.kind] = filters.toggle(current if isinstance(current, list) else [], resource.name, enabled)
     _write_entries(host, scope, entries)
+
+
+def _list_local(host: PluginHost, local: list[Any]) -> None:
+    headings = {"user": f"user ({host.agent_dir})", "project": f"project ({host.cwd / '.pi'})"}
+    for scope in ("user", "project"):
+        rows = [r for r in local if r.scope == scope]
+        if rows:
+            typer.echo(headings[scope])
+        for r in rows:
+            typer.echo(f"  [{'x' if r.enabled else ' '}] {r.kind:<10} {r.entry}"
+                       + (f"  ({r.label})" if r.label not in r.entry.split("/")[-1] else ""))
+
+
+def _switch_local(host: PluginHost, local: list[Any], scope: str, names: list[str], enabled: bool) -> None:
+    from .local_config import SettingsError, switch
+
+    mine = [r for r in local if r.scope == scope]
+    if scope == "project" and not project_trusted(host):
+        raise PackageCommandError(f"{host.cwd} is not trusted; refusing to change its settings "
+                                  "(use -a for this command, or `pi trust`)")
+    for name in names:
+        found = [r for r in mine if r.matches(name)]
+        if not found:
+            known = ", ".join(r.entry for r in mine) or "none"
+            raise PackageCommandError(f"no {scope} resource {name!r} (there are: {known})")
+        try:
+            written = switch(found[0], enabled, host.cwd, host.agent_dir)
+        except SettingsError as exc:
+            raise PackageCommandError(str(exc)) from exc
+        typer.echo(f"{'Enabled' if enabled else 'Disabled'} {found[0].kind} {found[0].entry} ({written})")
 
 
 __all__ = ["PackageCommandError", "add_package_commands", "project_trusted"]
