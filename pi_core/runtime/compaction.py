@@ -142,9 +142,10 @@ class CompactionHost(Protocol):
 
 
 def compaction_settings(host: CompactionHost) -> CompactionSettings:
-    """The session's ``compaction`` settings."""
+    """The session's ``compaction`` settings for its current model (``modelOverrides`` applied)."""
     configured = host.settings.compaction
-    return CompactionSettings(configured.enabled, configured.reserve_tokens, configured.keep_recent_tokens)
+    reserve, keep = configured.for_model(host.model.provider, host.model.id)
+    return CompactionSettings(configured.enabled, reserve, keep)
 
 
 class Compactor:

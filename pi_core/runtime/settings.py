@@ -72,12 +72,29 @@ class _SettingsModel(BaseModel):
     )
 
 
+class CompactionModelOverride(_SettingsModel):
+    """One entry of ``compaction.modelOverrides``: token budgets for one model (unset: the ordinary value)."""
+
+    reserve_tokens: int | None = Field(default=None, ge=0)
+    keep_recent_tokens: int | None = Field(default=None, ge=0)
+
+
 class CompactionSettings(_SettingsModel):
     """``compaction``: summarise old history when the context fills up."""
 
     enabled: bool = True
-    reserve_tokens: int = 16384
-    keep_recent_tokens: int = 20000
+    reserve_tokens: int = Field(default=16384, ge=0)
+    keep_recent_tokens: int = Field(default=20000, ge=0)
+    #: Keyed by the exact ``provider/modelId``; each field falls back on its own to the ordinary setting.
+    model_overrides: dict[str, CompactionModelOverride] = Field(default_factory=dict)
+
+    def for_model(self, provider: str, model_id: str) -> tuple[int, int]:
+        """``(reserve_tokens, keep_recent_tokens)`` for one model, its override applied field by field."""
+        override = self.model_overrides.get(f"{provider}/{model_id}")
+        reserve = override.reserve_tokens if override and override.reserve_tokens is not None else None
+        keep = override.keep_recent_tokens if override and override.keep_recent_tokens is not None else None
+        return (self.reserve_tokens if reserve is None else reserve,
+                self.keep_recent_tokens if keep is None else keep)
 
 
 class BranchSummarySettings(_SettingsModel):
@@ -453,12 +470,28 @@ def merge_settings(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict
         old = merged.get(key)
         if isinstance(old, dict) and isinstance(value, dict):
             merged[key] = {**old, **copy.deepcopy(value)}
+            if key == "compaction":
+                merged[key].update(_merged_model_overrides(old, value))
         elif (key == "defaultTools" and isinstance(old, list) and isinstance(value, list)
               and value and all(_is_tool_modifier(v) for v in value)):
             merged[key] = [*old, *value]
         else:
             merged[key] = copy.deepcopy(value)
     return merged
+
+
+def _merged_model_overrides(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """pi merges ``compaction.modelOverrides`` down to each field: a global value for one model beats the
+    project's ordinary value until the project overrides that model's field too."""
+    before, after = old.get("modelOverrides"), new.get("modelOverrides")
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        return {}
+    combined = copy.deepcopy(before)
+    for model, fields in after.items():
+        kept = combined.get(model)
+        combined[model] = ({**kept, **copy.deepcopy(fields)} if isinstance(kept, dict) and isinstance(fields, dict)
+                           else copy.deepcopy(fields))
+    return {"modelOverrides": combined}
 
 
 def _is_tool_modifier(entry: Any) -> bool:

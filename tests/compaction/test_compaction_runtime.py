@@ -355,3 +355,47 @@ def test_a_history_larger_than_the_summarizer_window_is_summarised_in_pieces(tmp
     assert result.summary == f"PIECE SUMMARY {6 + len(pieces)}"
     # the usage of every piece is added up
     assert result.usage["output"] == sum(-(-len(f"PIECE SUMMARY {7 + n}") // 4) for n in range(len(pieces)))
+
+
+def test_model_overrides_set_the_threshold_for_their_model_only(tmp_path: Path) -> None:
+    """``compaction.modelOverrides["provider/id"]`` replaces reserveTokens for that model alone (pi 1.6)."""
+
+    def compacted(overrides: dict[str, Any]) -> bool:
+        folder = tmp_path / str(len(list(tmp_path.iterdir())))
+        settings(folder / "agent", keepRecentTokens=5, reserveTokens=1000, modelOverrides=overrides)
+        faux = FauxProvider(seed=1, context_window=3000)
+        faux.enqueue(FauxTurn([faux_text("small")], usage={"input": 100, "output": 5}),
+                     FauxTurn([faux_text("big")], usage={"input": 2500, "output": 5}), "override summary")
+
+        async def scenario() -> list[Any]:
+            session = await new_session(folder, faux.model, faux)
+            events: list[Any] = []
+            await session.prompt("the first question, long enough to count for a few tokens")
+            session.subscribe(events.append)
+            await session.prompt("the second question, also long enough to count for tokens")
+            return events
+
+        return any(e.type == "compaction_start" for e in run(scenario()))
+
+    faux_key = f"{FauxProvider().model.provider}/{FauxProvider().model.id}"
+    assert compacted({})  # 2505 > 3000 - 1000
+    assert not compacted({faux_key: {"reserveTokens": 100}})  # 2505 < 3000 - 100
+    assert compacted({"other/model": {"reserveTokens": 100}})
+    assert compacted({faux_key: {"keepRecentTokens": 5}})  # reserveTokens falls back on its own
+
+
+def test_model_overrides_merge_per_field_across_the_two_files(tmp_path: Path) -> None:
+    from pi_core.runtime.settings import Settings
+
+    agent, project = tmp_path / "agent", tmp_path / "repo"
+    (project / ".pi").mkdir(parents=True)
+    agent.mkdir()
+    (agent / "settings.json").write_text(json.dumps({"compaction": {"modelOverrides": {
+        "p/big": {"reserveTokens": 400000}, "p/other": {"keepRecentTokens": 7}}}}))
+    (project / ".pi" / "settings.json").write_text(json.dumps({"compaction": {"reserveTokens": 9000, "modelOverrides": {
+        "p/other": {"reserveTokens": 11}, "p/bad": {"reserveTokens": -1}}}}))
+    loaded = Settings.load(project, agent, trusted=True)
+    assert loaded.compaction.for_model("p", "big") == (400000, 20000)  # global model value beats project fallback
+    assert loaded.compaction.for_model("p", "other") == (11, 7)
+    assert loaded.compaction.for_model("p", "bad") == (9000, 20000)  # a negative value is reported and ignored
+    assert any("modelOverrides.p/bad.reserveTokens" in issue.message for issue in loaded.errors)
