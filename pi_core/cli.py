@@ -52,6 +52,9 @@ def run(args: list[str]) -> int:
     from .extensions.manager import build_plugin_host
     from .startup import startup_done
 
+    from .paths import agent_dir
+    from .sdk import settings_for_host
+
     options, rest = preparse(args)
     if _protocol_mode(rest):  # before any plugin is imported: their prints must not reach the stream
         from .modes.protocol_stdout import take_over_stdout
@@ -60,12 +63,13 @@ def run(args: list[str]) -> int:
     temporary = _temporary_packages(options.package_sources)
     if temporary is None:
         return 1
+    cwd = Path.cwd().resolve()
     try:
-        host = build_plugin_host(Path.cwd(), extension_paths=options.extensions, approve=options.approve,
+        host = build_plugin_host(cwd, extension_paths=options.extensions, approve=options.approve,
                                  autoload=False if options.no_plugins else None,
                                  discover_extensions=not options.no_extensions,
                                  trust_prompt=ask_trust if _interactive(rest) else None,
-                                 temporary_packages=temporary)
+                                 temporary_packages=temporary, **settings_for_host(cwd, agent_dir()))
     except StrictPluginError as exc:
         print(f"pi: {exc}", file=sys.stderr)
         return 1
@@ -151,7 +155,7 @@ def _protocol_mode(args: list[str]) -> bool:
 
 def ask_trust(cwd: object) -> tuple[bool, bool] | None:
     """Ask once whether this project's .pi/ code may run; the answer can be remembered (trust.json)."""
-    sys.stderr.write(f"pi: {cwd} has project extensions (.pi/extensions). They run code from this repository.\n"
+    sys.stderr.write(f"pi: {cwd} has project files (.pi/) that can run code from this repository.\n"
                      "    Trust it?  y = yes, remember   o = only this time   n = no, remember   Enter = not now: ")
     sys.stderr.flush()
     try:

@@ -101,6 +101,7 @@ async def _run(options: RunOptions, host: PluginHost, globals_: GlobalOptions) -
             tools=_split(options.tools), toolset=options.toolset, exclude_tools=_split(options.exclude_tools),
             no_tools="all" if options.no_tools else "builtin" if options.no_builtin_tools else None,
             resources=resources, session=_session_choice(options),
+            settings={"quiet_startup": False} if options.verbose else None,
             session_dir=options.session_dir, system_prompt=_text_or_file(options.system_prompt),
             append_system_prompt="\n\n".join(filter(None, map(_text_or_file, options.append_system_prompt))) or None,
             mode="tui" if mode == "interactive" else mode, flags=globals_.plugin_flags, api_key=options.api_key,

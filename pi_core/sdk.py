@@ -99,7 +99,8 @@ async def create_agent_session(
     root = Path(cwd or os.getcwd()).resolve()
     agent = Path(agent_dir).expanduser() if agent_dir else default_agent_dir()
     host = host or build_plugin_host(root, agent_dir=agent, extension_paths=extension_paths, approve=approve,
-                                     autoload=autoload, discover_extensions=discover_extensions, plugins=plugins)
+                                     autoload=autoload, discover_extensions=discover_extensions, plugins=plugins,
+                                     **settings_for_host(root, agent))
     config = _settings(root, agent, host, settings)
     models = _model_registry(host, agent)
     _apply_shell_env(config, models)
@@ -115,7 +116,8 @@ async def create_agent_session(
     if api_key:
         models.set_api_key(chosen.provider, api_key)
     agent_session = AgentSession(
-        host=host, session=manager, model=chosen, stream=stream or models.stream, tools=active, resources=loader,
+        host=host, session=manager, model=chosen, stream=stream or _bound_stream(models, config), tools=active,
+        resources=loader,
         thinking_level=level, mode=mode, ui=ui, settings=config, models=models, flags=flags,
         scoped_models=[_choose_model(models, config, m, None) for m in scoped_models], admits_tool=admits,
     )
@@ -154,10 +156,43 @@ def _settings(cwd: Path, agent: Path, host: PluginHost, overrides: Any) -> Setti
     return loaded
 
 
+def settings_for_host(cwd: Path, agent: Path) -> dict[str, Any]:
+    """What :func:`pi_core.build_plugin_host` needs from the settings: ``defaultProjectTrust`` (a global
+    setting) and, once trust is decided, the ``extensions`` entries of the files that count."""
+    from .extensions.manager import ConfiguredExtensions
+    from .runtime.settings import Settings
+
+    def configured(trusted: bool) -> ConfiguredExtensions:
+        settings = Settings.load(cwd, agent, trusted=trusted)
+        return ConfiguredExtensions(settings.extension_paths(), settings.builtin_extension_switches())
+
+    return {"default_trust": Settings.load(cwd, agent, trusted=False).default_project_trust,
+            "configured": configured}
+
+
 def _model_registry(host: PluginHost, agent: Path) -> ModelRegistry:
     from .ai import ModelRegistry
 
     return ModelRegistry(apis=list(host.apis), providers=list(host.providers), agent_dir=agent)
+
+
+def _bound_stream(models: ModelRegistry, config: Settings) -> Callable[..., Any]:
+    """The registry's stream with pi's ``retry.provider.*`` settings applied to every request."""
+    from .ai import RetryPolicy
+
+    provider = config.retry.provider
+    # retries inside one request (off by default; the agent retries whole turns itself)
+    retry = RetryPolicy(provider.max_retries, config.retry.base_delay_ms, provider.max_retry_delay_ms) \
+        if provider.max_retries > 0 else None
+
+    def bound(model: Any, context: Any, **options: Any) -> Any:
+        if retry is not None:
+            options.setdefault("retry", retry)
+        if provider.timeout_ms:  # pi: retry.provider.timeoutMs wins over the HTTP idle timeout
+            options.setdefault("read_timeout", provider.timeout_ms / 1000)
+        return models.stream(model, context, **options)
+
+    return bound
 
 
 def _choose_model(models: ModelRegistry, config: Settings, model: Any, provider: str | None) -> Model:

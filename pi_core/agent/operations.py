@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..toolkit.process import OutputCollector, ShellResult, run_shell
+from ..toolkit.process import OutputCollector, ShellConfig, ShellResult, run_shell
 
 if TYPE_CHECKING:
     from ..ai.abort import AbortSignal
@@ -54,28 +54,41 @@ class _Forward(OutputCollector):
 
 
 class LocalBashOperations:
-    """Runs commands on this machine with the user's shell (process group, timeout, abort)."""
+    """Runs commands on this machine with the user's shell (process group, timeout, abort).
+
+    :param shell: the shell executable (pi's ``shellPath``); ``None``: :func:`pi_core.default_shell`.
+    """
+
+    def __init__(self, shell: str | None = None) -> None:
+        self.shell = shell
 
     async def exec(self, command: str, cwd: Path, *, on_data: Callable[[bytes], None], signal: AbortSignal | None,
                    timeout: float | None, env: Mapping[str, str]) -> ExecResult:
         result = await run_shell(command, cwd=cwd, env=env, timeout=timeout, signal=signal,
-                                 collector=_Forward(on_data))
+                                 collector=_Forward(on_data), shell=self.shell)
         return ExecResult(result.exit_code, result.timed_out, result.cancelled)
 
 
 async def run_bash_operations(command: str, *, cwd: Path, env: Mapping[str, str], timeout: float | None = None,
                    signal: AbortSignal | None = None, operations: BashOperations | None = None,
                    spawn_hook: SpawnHook | None = None, on_output: Callable[[str], Any] | None = None,
-                   collector: OutputCollector | None = None, spill_prefix: str = "pi-bash") -> ShellResult:
+                   collector: OutputCollector | None = None, spill_prefix: str = "pi-bash",
+                   shell: ShellConfig | None = None) -> ShellResult:
     """Run ``command`` through ``operations`` (default: this machine) and collect its output as the bash
-    tool and ``!command`` show it: head and tail within the limits, everything spilled to a file."""
+    tool and ``!command`` show it: head and tail within the limits, everything spilled to a file.
+
+    ``shell`` applies the settings: its command prefix goes before ``command`` (wherever it runs), its
+    shell path is used when the command runs here."""
+    if shell is not None:
+        command = shell.command(command)
     run_env = dict(env)
     if spawn_hook is not None:
         command, cwd, run_env = spawn_hook(command, Path(cwd), run_env)
     collector = collector or OutputCollector(spill_prefix=spill_prefix)
     if operations is None or isinstance(operations, LocalBashOperations):
+        path = operations.shell if operations is not None and operations.shell else None
         return await run_shell(command, cwd=cwd, env=run_env, timeout=timeout, signal=signal, on_output=on_output,
-                               collector=collector)
+                               collector=collector, shell=path or (shell.shell() if shell is not None else None))
 
     def on_data(chunk: bytes) -> None:
         text = collector.feed(chunk)

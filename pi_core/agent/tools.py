@@ -18,6 +18,13 @@ from ..ai.types import ImageContent, TextContent, ToolDeclaration
 
 if TYPE_CHECKING:
     from ..extensions.context import ExtensionContext
+    from ..toolkit.process import ShellConfig
+
+
+def _shell_config() -> ShellConfig:
+    from ..toolkit.process import ShellConfig
+
+    return ShellConfig()
 
 ToolContent = Union[TextContent, ImageContent]
 
@@ -126,6 +133,8 @@ class ToolContext:
     """The session's plugin context (ui, session view, API); ``None`` when a tool runs standalone."""
     nested: NestedCaller | None = None
     """Runs :meth:`execute_tool` calls; set by the session (``None`` when a tool runs standalone)."""
+    shell: ShellConfig = field(default_factory=lambda: _shell_config())
+    """The shell and command prefix the settings ask for (``shellPath``, ``shellCommandPrefix``)."""
 
     def update(self, partial: ToolResult) -> None:
         if self.on_update is not None:

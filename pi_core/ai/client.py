@@ -16,7 +16,7 @@ from typing import Any
 from .abort import AbortSignal
 from .auth.resolve import login_hint
 from .auth.types import AuthResult
-from .errors import ProviderError, ProviderHTTPError, describe_exception
+from .errors import MissingApiKeyError, ProviderError, ProviderHTTPError, describe_exception
 from .http import merge_headers
 from .event_stream import ABORTED_MESSAGE, EventStream, StreamWriter
 from .options import StreamOptions
@@ -107,6 +107,9 @@ async def _produce(model: Model, context: Context, options: StreamOptions, regis
     except asyncio.CancelledError:
         writer.fail(ABORTED_MESSAGE, aborted=True)
     except Exception as exc:
+        if isinstance(exc, MissingApiKeyError) and not exc.hint:  # name the fix: where a key can go
+            registry = registry if registry is not None else default_registry()
+            exc = MissingApiKeyError(exc.provider, registry.api_key_hint(exc.provider))
         aborted = signal is not None and signal.aborted
         writer.fail(ABORTED_MESSAGE if aborted else describe_exception(exc), aborted=aborted,
                     status=getattr(exc, "status", None), retry_after_ms=getattr(exc, "retry_after_ms", None))

@@ -116,9 +116,10 @@ class ProviderHTTPError(ProviderError):
 class MissingApiKeyError(ProviderError):
     """No API key could be found for a provider that needs one."""
 
-    def __init__(self, provider: str) -> None:
-        super().__init__(f"No API key for provider: {provider}")
+    def __init__(self, provider: str, hint: str | None = None) -> None:
+        super().__init__(f"No API key for provider: {provider}" + (f". {hint}" if hint else ""))
         self.provider = provider
+        self.hint = hint
 
 
 def describe_exception(exc: BaseException) -> str:

@@ -36,6 +36,8 @@ class ModelEntry(PiModel):
     headers: dict[str, str] | None = None
     compat: dict[str, Any] | None = None
     thinking_level_map: dict[str, str | None] | None = None
+    sampling_params: dict[str, Any] | None = None
+    sampling_params_by_thinking_level: dict[str, dict[str, Any]] | None = None
 
 
 class ProviderEntry(PiModel):

@@ -172,7 +172,10 @@ class _Provider:
                     base[model_id] = _patch_model(base[model_id], patch)
             if self.patch:
                 base = {k: _patch_model(m, self.patch) for k, m in base.items()}
-            base.update(self.extra_models)
+            # models.json models take the provider's headers too (a model's own header wins)
+            headers = self.patch.get("headers")
+            base.update({k: m.model_copy(update={"headers": {**headers, **(m.headers or {})}}) if headers else m
+                         for k, m in self.extra_models.items()})
             self._models = base
         return self._models
 
@@ -361,6 +364,17 @@ class ModelRegistry:
         """The API key of :meth:`peek_auth`."""
         found = self.peek_auth(provider, explicit)
         return found.api_key if found is not None else None
+
+    def api_key_hint(self, provider: str) -> str:
+        """Where a key for ``provider`` can go, for an error message that names the fix."""
+        auth = self.agent_dir / "auth.json"
+        config = self.get_provider(provider)
+        places = [f"set {' or '.join(config.env_vars())}"] if config is not None and config.env_vars() else []
+        places.append(f"run `pi auth login {provider}`")
+        places.append(f'add "{provider}": {{"type": "api_key", "key": "..."}} to {auth}')
+        if provider in self._custom_keys or (config is not None and not config.env_vars()):
+            places.append(f'set "apiKey" of provider "{provider}" in {self.agent_dir / "models.json"}')
+        return "To fix it: " + ", or ".join(places) + " (or pass --api-key for one run)"
 
     def has_auth(self, provider: str) -> bool:
         """Whether requests to ``provider`` can be authenticated (a credential is configured, or none is

@@ -134,6 +134,16 @@ def requested_level(model: Model, options: StreamOptions) -> str | None:
     return None if level == "off" else level
 
 
+def sampling_params(model: Model, options: StreamOptions) -> dict[str, Any] | None:
+    """The model's ``samplingParams`` with those of the request's (clamped) thinking level over them;
+    ``None`` when the model sets none. Merged into the body last, so they win over named fields."""
+    level = clamp_thinking_level(model, options.thinking or "off")
+    by_level = (model.sampling_params_by_thinking_level or {}).get(level)
+    if not model.sampling_params and not by_level:
+        return None
+    return {**(model.sampling_params or {}), **(by_level or {})}
+
+
 def mapped_level(model: Model, level: str) -> str | None:
     """The provider's value for ``level`` (``thinking_level_map``), defaulting to the level itself."""
     mapping = model.thinking_level_map or {}
@@ -165,6 +175,7 @@ __all__ = [
     "estimate_context_tokens",
     "mapped_level",
     "requested_level",
+    "sampling_params",
     "sanitize_surrogates",
     "supported_levels",
     "system_prompt",

@@ -257,6 +257,10 @@ class Model(PiModel):
     compat: dict[str, Any] | None = None
     thinking_level_map: dict[str, str | None] | None = None
     """pi 1.6: thinking level -> provider value (``None`` = level not offered)."""
+    sampling_params: dict[str, Any] | None = None
+    """pi 1.6: fields merged into every request body (OpenAI-compatible APIs), e.g. ``temperature``."""
+    sampling_params_by_thinking_level: dict[str, dict[str, Any]] | None = None
+    """pi 1.6: ``sampling_params`` per (clamped) thinking level, merged over ``sampling_params``."""
 
 
 class Context(PiModel):

@@ -109,6 +109,22 @@ class HostOptions:
     default_trust: str = "ask"
     temporary_packages: Sequence[tuple[Any, Path]] = ()
     """``-e`` package sources for this run, as ``(PackageSource, where it was fetched)``."""
+    configured: Callable[[bool], ConfiguredExtensions] | None = None
+    builtin_extensions: frozenset[str] = frozenset()
+    """Built-in plugins asked for with ``-e builtin:<name>`` (they load even with ``--no-extensions``)."""
+
+
+@dataclass(frozen=True)
+class ConfiguredExtensions:
+    """What the settings' ``extensions`` list asks for: files or directories, and built-ins on or off."""
+
+    paths: Sequence[Path] = ()
+    builtins: dict[str, bool] = field(default_factory=dict)
+
+
+#: Built-in plugins that pi ships as extensions: ``--no-extensions`` turns them off too (as in pi), and
+#: ``builtin:<name>`` entries in ``extensions`` (or ``-e builtin:<name>``) name them.
+BUILTIN_EXTENSIONS = frozenset({"mcp", "codemode", "tool-search", "llama.cpp"})
 
 
 class PluginHost:
@@ -136,6 +152,8 @@ class PluginHost:
         self.packages: Any = None
         """The session's :class:`pi_core.packages.resolve.PackageSet` (settings ``packages`` and installs)."""
         self.project_trusted: bool | None = None
+        """This run's trust decision for the project's ``.pi/`` files (settings, extensions, skills, ...);
+        ``None`` until it is needed."""
 
     def is_project_trusted(self) -> bool:
         """This run's trust decision for the project (``--approve``, trust.json, ``defaultProjectTrust``,
@@ -311,6 +329,7 @@ def build_plugin_host(
     trust_prompt: TrustPrompt | None = None,
     default_trust: str = "ask",
     temporary_packages: Sequence[tuple[Any, Path]] = (),
+    configured: Callable[[bool], ConfiguredExtensions] | None = None,
 ) -> PluginHost:
     """Build a fresh plugin host for one session.
 
@@ -326,11 +345,17 @@ def build_plugin_host(
     :param trust_prompt: asks the user about an undecided project (interactive mode only).
     :param default_trust: ``ask``, ``always`` or ``never`` (pi's ``defaultProjectTrust``).
     :param temporary_packages: packages fetched for this run only (``pi -e git+URL``).
+    :param configured: given the trust decision, the settings' ``extensions`` entries (paths load like
+        discovered extensions; ``builtin:<name>`` switches built-in plugins on or off).
     """
+    paths = [str(p) for p in extension_paths]
+    builtins = frozenset(_builtin_name(p) for p in paths if p.startswith("builtin:"))
     options = HostOptions(
         cwd=Path(cwd or os.getcwd()).resolve(),
         agent_dir=Path(agent_dir).expanduser() if agent_dir else default_agent_dir(),  # pi's rules
-        extension_paths=[Path(p).expanduser().resolve() for p in extension_paths],
+        extension_paths=[Path(p).expanduser().resolve() for p in paths if not p.startswith("builtin:")],
+        builtin_extensions=builtins,
+        configured=configured,
         approve=approve,
         autoload=(not os.environ.get("PI_DISABLE_PLUGIN_AUTOLOAD")) if autoload is None else autoload,
         discover_extensions=discover_extensions,
@@ -349,15 +374,25 @@ def build_plugin_host(
 def _populate(host: PluginHost) -> None:
     options = host.options
     _resolve_packages(host)
+    configured = options.configured or (lambda trusted: ConfiguredExtensions())
+    untrusted = configured(False)  # the global settings' entries
+    switches = untrusted.builtins
+    if configured(True).builtins != switches:  # the project switches built-ins: they act before plugins load
+        switches = configured(_project_trusted(host)).builtins
+    _switch_builtins(host, switches)
     _load_entry_points(host)
     if options.discover_extensions:
         _load_packages(host)
         _load_files(host, "global", extension_files(options.agent_dir / "extensions"))
+        _load_configured(host, untrusted.paths)
     # -e files load before the project's extensions so that their project_trust handlers can decide;
     # handlers still run in pi's order (project extensions before -e files), see _project_before_cli.
     _load_files(host, "cli", [p for p in options.extension_paths if _exists(host, p)])
+    trusted = _project_trusted(host)
     if options.discover_extensions:
         _load_project(host)
+        if trusted:
+            _load_configured(host, [p for p in configured(True).paths if p not in untrusted.paths])
         _project_before_cli(host)
     _load_objects(host, options.plugins)
     host.run_registrations()
@@ -449,6 +484,49 @@ def _exists(host: PluginHost, path: Path) -> bool:
     return False
 
 
+def _builtin_name(entry: str) -> str:
+    return entry.removeprefix("builtin:").strip()
+
+
+def _switch_builtins(host: PluginHost, switches: dict[str, bool]) -> None:
+    """``-builtin:<name>`` turns a built-in plugin off; ``--no-extensions`` the built-in extensions,
+    except those asked for with ``-e builtin:<name>``. Names compare with ``-`` and ``_`` alike."""
+    def norm(name: str) -> str:
+        return name.replace("_", "-")
+
+    options = host.options
+    known = {norm(s.name): s.name for s in scan_entry_points() if s.source == "builtin"}
+    for name in sorted({*switches, *options.builtin_extensions}):
+        if norm(name) not in known:
+            host.diagnostics.append(Diagnostic("warning", f"builtin:{name} names no built-in plugin "
+                                                          f"(built-in: {', '.join(sorted(known.values()))})"))
+    off = {norm(name) for name, on in switches.items() if not on}
+    if not options.discover_extensions:
+        off |= {norm(name) for name in BUILTIN_EXTENSIONS}
+    off -= {norm(name) for name in options.builtin_extensions}
+    options.disabled = options.disabled | frozenset(known[n] for n in off if n in known)
+
+
+def _load_configured(host: PluginHost, paths: Sequence[Path]) -> None:
+    """Files and directories listed in the settings' ``extensions`` (a missing one is reported)."""
+    project = host.cwd / ".pi"
+    for path in paths:
+        scope = "project" if path.is_relative_to(project) else "global"
+        if path.is_dir() and not (path / "__init__.py").is_file():
+            found = extension_files(path)
+        elif path.is_dir() or path.is_file():
+            found = [path / "__init__.py" if path.is_dir() else path]
+        else:
+            host.diagnostics.append(Diagnostic("error", f"extension {path} (listed in the {scope} settings) "
+                                                        "does not exist"))
+            continue
+        for file in found:
+            if any(r.path == file for r in host.records.values()):
+                continue  # also discovered in an extensions directory
+            name = f"{scope}:{file}"
+            host.load(PluginSpec(name, str(file), scope, path=file), lambda file=file: import_extension(file))
+
+
 def _load_project(host: PluginHost) -> None:
     directory = host.cwd / ".pi" / "extensions"
     files = extension_files(directory)
@@ -465,8 +543,11 @@ def _load_project(host: PluginHost) -> None:
 
 
 def _project_trusted(host: PluginHost) -> bool:
+    """Trusted by ``--approve``, trust.json, ``defaultProjectTrust`` or the prompt (decided once); a project
+    with nothing that trust gates is trusted without asking."""
     if host.project_trusted is None:
-        host.project_trusted = _decide_trust(host)
+        nothing_gated = host.options.approve is None and not has_trust_inputs(host.cwd)
+        host.project_trusted = nothing_gated or _decide_trust(host)
     return host.project_trusted
 
 
@@ -522,4 +603,5 @@ def _load_objects(host: PluginHost, plugins: Sequence[object]) -> None:
         host.load(PluginSpec(name, repr(plugin), "sdk"), lambda plugin=plugin: plugin)
 
 
-__all__ = ["Diagnostic", "PluginHost", "PluginRecord", "build_plugin_host", "rebuild_plugin_host"]
+__all__ = ["BUILTIN_EXTENSIONS", "ConfiguredExtensions", "Diagnostic", "PluginHost", "PluginRecord",
+           "build_plugin_host", "rebuild_plugin_host"]

@@ -28,6 +28,7 @@ from ..ai.abort import AbortController, AbortSignal
 from ..ai.retry import RetryPolicy
 from ..ai.types import AssistantMessage, Context, ImageContent, Model, SystemMessage, TextContent, UserMessage
 from ..events import (
+    AfterToolCallEvent,
     AgentEndEvent,
     TurnEndEvent,
     BeforeAgentStartEvent,
@@ -45,6 +46,7 @@ from ..extensions.results import ContextUsage
 from .bridge import PluginBridge
 from .compaction import CompactionResult, Compactor
 from .loader import ResourceLoader
+from .images import block_images, normalize_images
 from .events import AgentSettledEvent, EntryAppendedEvent, QueueUpdateEvent
 from .retry import AutoRetry
 from .settings import Settings
@@ -56,7 +58,7 @@ if TYPE_CHECKING:
     from .system_prompt import SystemPromptOptions
     from ..extensions.manager import PluginHost
     from ..session.manager import SessionManager
-    from ..toolkit.process import ShellResult
+    from ..toolkit.process import ShellConfig, ShellResult
     from .nested_calls import NestedCalls
 
 Listener = Callable[[Any], "Awaitable[None] | None"]
@@ -151,8 +153,8 @@ class AgentSession:
         self._tasks: set[asyncio.Future[Any]] = set()
         self._nested: NestedCalls | None = None
         retry = self.settings.retry
-        self.auto_retry = AutoRetry(self, RetryPolicy(retry.max_retries, retry.base_delay_ms, retry.max_delay_ms,
-                                                      retry.enabled))
+        self.auto_retry = AutoRetry(self, RetryPolicy(retry.max_retries, retry.base_delay_ms,
+                                                      retry.max_agent_delay_ms, retry.enabled))
         self.compactor = Compactor(self)
         self.skills = list(self.resources.skills) if self.resources else []
         self.templates = list(self.resources.templates) if self.resources else []
@@ -327,11 +329,11 @@ class AgentSession:
         return "started"
 
     def steer(self, text: str, images: list[ImageContent] | None = None) -> None:
-        self.agent.steer(_user(text, images))
+        self.agent.steer(self._user(text, images))
         self._queue_changed()
 
     def follow_up(self, text: str, images: list[ImageContent] | None = None) -> None:
-        self.agent.follow_up(_user(text, images))
+        self.agent.follow_up(self._user(text, images))
         self._queue_changed()
 
     def clear_queue(self) -> tuple[list[str], list[str]]:
@@ -502,8 +504,9 @@ class AgentSession:
                 return self._record_user_bash(command, _shell_result(command, decision.result), exclude_from_context)
         self._bash = AbortController()
         try:
-            result = await run_bash_operations(command, cwd=self.cwd, env=build_env(self.process_env()), signal=self._bash.signal,
-                                    operations=operations, on_output=on_output)
+            result = await run_bash_operations(command, cwd=self.cwd, env=build_env(self.process_env()),
+                                               signal=self._bash.signal, operations=operations, on_output=on_output,
+                                               shell=self.shell_config())
         finally:
             self._bash = None
         return self._record_user_bash(command, result, exclude_from_context)
@@ -649,17 +652,31 @@ class AgentSession:
         options: dict[str, Any] = {"reasoning": None if self._thinking_level == "off" else self._thinking_level,
                                    "on_payload": self.wiring.on_payload, "session_id": self.session.session_id,
                                    "observer": self.wiring}
+
+        def to_llm(messages: list[Any]) -> list[Any]:
+            converted = convert_to_llm(messages)
+            return block_images(converted) if self.settings.images.block_images else converted
+
         return LoopConfig(
             model=self._model, stream=stamp_thinking_level(self._stream, lambda: self._thinking_level),
-            system_prompt=self._system_text, tools=self.tools(), convert_to_llm=convert_to_llm,
+            system_prompt=self._system_text, tools=self.tools(), convert_to_llm=to_llm,
             transform_context=self._before_request, transform_request=self.wiring.transform_request,
-            before_tool_call=self.wiring.before_tool_call, after_tool_call=self.wiring.after_tool_call,
+            before_tool_call=self.wiring.before_tool_call, after_tool_call=self._after_tool_call,
             tool_context=self._tool_context, stream_options=options,
         )
 
+    async def _after_tool_call(self, event: AfterToolCallEvent) -> AfterToolCallEvent:
+        event = await self.wiring.after_tool_call(event)
+        # after the hooks, so images a plugin added are scaled too (pi's order)
+        event.content = normalize_images(event.content, auto_resize=self.settings.images.auto_resize)
+        return event
+
+    def _user(self, text: str, images: list[ImageContent] | None) -> UserMessage:
+        return _user(text, normalize_images(images or [], auto_resize=self.settings.images.auto_resize))
+
     def _tool_context(self, call_id: str, signal: AbortSignal, on_update: Callable[[ToolResult], object]) -> ToolContext:
         return ToolContext(call_id, self.cwd, signal, on_update, env=self.process_env(), session=self.ctx,
-                           nested=self.nested_calls)
+                           nested=self.nested_calls, shell=self.shell_config())
 
     @property
     def nested_calls(self) -> NestedCalls:
@@ -670,9 +687,15 @@ class AgentSession:
             self._nested = NestedCalls(self)
         return self._nested
 
+    def shell_config(self) -> ShellConfig:
+        """The ``shellPath`` and ``shellCommandPrefix`` settings for shell commands (tools and ``!``)."""
+        from ..toolkit.process import ShellConfig
+
+        return ShellConfig(self.settings.shell_path or None, self.settings.shell_command_prefix or None)
+
     async def _prompt_messages(self, text: str, images: list[ImageContent]) -> list[Any]:
         start = await self._before_agent_start(BeforeAgentStartEvent(text, images, self._system_text))
-        return self._starting_messages(_user(text, images), start)
+        return self._starting_messages(self._user(text, images), start)
 
     def _starting_messages(self, first: Any, start: BeforeAgentStartEvent) -> list[Any]:
         prompts: list[Any] = []

@@ -33,6 +33,8 @@ SETTINGS_FILE = "settings.json"
 PROJECT_DIR = ".pi"
 #: Keys only the global file may set (pi reads them from the global file alone).
 GLOBAL_ONLY_KEYS = frozenset({"defaultProjectTrust", "httpProxy", "cacheWarming"})
+#: ``extensions`` entries naming a built-in plugin: ``builtin:mcp``, ``-builtin:mcp``.
+BUILTIN_PREFIX = "builtin:"
 #: The tools enabled when ``defaultTools`` does not say otherwise.
 DEFAULT_TOOL_NAMES = ("read", "bash", "edit", "write")
 
@@ -104,14 +106,26 @@ class BranchSummarySettings(_SettingsModel):
     skip_prompt: bool = False
 
 
+class ProviderRetrySettings(_SettingsModel):
+    """``retry.provider``: retries inside one provider request, before the agent sees an error."""
+
+    #: Provider request timeout in ms (unset: the HTTP idle timeout).
+    timeout_ms: int | None = None
+    #: Retries of one request (pi's default 0: the agent-level retry handles failures).
+    max_retries: int = 0
+    #: A server-requested delay (Retry-After) above this fails at once; 0 means no cap.
+    max_retry_delay_ms: int = 60000
+
+
 class RetrySettings(_SettingsModel):
-    """``retry``: automatic retries of failed provider requests (delays double from ``base_delay_ms``)."""
+    """``retry``: the agent's automatic retries of failed turns (delays double from ``base_delay_ms``)."""
 
     enabled: bool = True
     max_retries: int = 3
     base_delay_ms: int = 2000
-    #: A server-requested delay above this fails at once; 0 means no cap.
-    max_delay_ms: int = 60000
+    #: The longest wait between the agent's attempts (the doubling stops there).
+    max_agent_delay_ms: int = 60000
+    provider: ProviderRetrySettings = Field(default_factory=ProviderRetrySettings)
 
 
 class ThinkingBudgets(_SettingsModel):
@@ -121,6 +135,15 @@ class ThinkingBudgets(_SettingsModel):
     low: int | None = None
     medium: int | None = None
     high: int | None = None
+
+
+class ImageSettings(_SettingsModel):
+    """``images``: what happens to images before they reach a model."""
+
+    #: Scale images down to at most 2000x2000 pixels as they enter the session.
+    auto_resize: bool = True
+    #: Send no images at all (each is replaced by a short note in the request).
+    block_images: bool = False
 
 
 class PluginSettings(_SettingsModel):
@@ -156,6 +179,10 @@ class Settings(_SettingsModel):
     prompts: list[str] = Field(default_factory=list)
     extensions: list[str] = Field(default_factory=list)
     packages: list[str | dict[str, Any]] = Field(default_factory=list)
+    images: ImageSettings = Field(default_factory=ImageSettings)
+    #: ``true`` hides the terminal's start-up header, ``"header"`` keeps only its first lines (read by
+    #: the terminal interface; ``--verbose`` sets it back to ``false`` for one run).
+    quiet_startup: bool | Literal["header"] = False
     plugins: PluginSettings = Field(default_factory=PluginSettings)
 
     _cwd: Path | None = PrivateAttr(default=None)
@@ -230,14 +257,6 @@ class Settings(_SettingsModel):
         return copy.deepcopy(self._scopes.get(scope, {}))
 
     @property
-    def max_retry_delay_ms(self) -> int:
-        """``retry.maxDelayMs``, or pi 1.6's ``retry.provider.maxRetryDelayMs`` when only that is set."""
-        provider = self.get("retry.provider.maxRetryDelayMs")
-        if self.get("retry.maxDelayMs") is None and isinstance(provider, int):
-            return provider
-        return self.retry.max_delay_ms
-
-    @property
     def session_dir_path(self) -> Path | None:
         """``sessionDir`` as a path: ``~`` expanded, relative to cwd (as pi resolves it)."""
         if not self.session_dir:
@@ -255,7 +274,19 @@ class Settings(_SettingsModel):
 
     def extension_paths(self) -> list[Path]:
         """``extensions`` entries of both files, project first, each resolved against its file's dir."""
-        return self._resource_paths("extensions")
+        return [p for p in self._resource_paths("extensions") if not p.name.startswith(BUILTIN_PREFIX)]
+
+    def builtin_extension_switches(self) -> dict[str, bool]:
+        """``builtin:<name>`` / ``+builtin:<name>`` (on) and ``-builtin:<name>`` (off) entries of
+        ``extensions``, by name; the project's entry for a name overrides the global one."""
+        switches: dict[str, bool] = {}
+        for scope in ("global", "project"):
+            for entry in self._scopes.get(scope, {}).get("extensions", []):
+                sign = entry[0] if entry[:1] in ("+", "-") else "+"
+                name = entry.lstrip("+-")
+                if name.startswith(BUILTIN_PREFIX) and name[len(BUILTIN_PREFIX):]:
+                    switches[name[len(BUILTIN_PREFIX):]] = sign == "+"
+        return switches
 
     def _resource_paths(self, key: str) -> list[Path]:
         # Resource arrays are combined, not merged: pi reads each file's list on its own.
@@ -392,6 +423,11 @@ def migrate_settings(data: dict[str, Any]) -> dict[str, Any]:
     data = copy.deepcopy(data)
     if "queueMode" in data and "steeringMode" not in data:
         data["steeringMode"] = data.pop("queueMode")
+    retry = data.get("retry")
+    if isinstance(retry, dict) and "maxDelayMs" in retry:  # the name this program used before pi's
+        retry = data["retry"] = dict(retry)
+        legacy = retry.pop("maxDelayMs")
+        retry.setdefault("maxAgentDelayMs", legacy)
     if "transport" not in data and isinstance(data.get("websockets"), bool):
         data["transport"] = "websocket" if data.pop("websockets") else "sse"
     legacy = data.get("skills")
@@ -602,8 +638,10 @@ __all__ = [
     "DEFAULT_TOOL_NAMES",
     "GLOBAL_ONLY_KEYS",
     "BranchSummarySettings",
+    "ImageSettings",
     "CompactionSettings",
     "PluginSettings",
+    "ProviderRetrySettings",
     "RetrySettings",
     "Settings",
     "SettingsError",

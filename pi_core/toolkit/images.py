@@ -1,8 +1,8 @@
 """Recognising images by their bytes (not their names) and making them sendable to a model.
 
 Models accept PNG, JPEG, GIF and WebP. BMP files are converted to PNG here (uncompressed BMPs, the
-common kind, with the standard library only). When Pillow happens to be installed, images larger
-than :data:`MAX_IMAGE_SIDE` are scaled down; without it they are sent as they are.
+common kind, with the standard library only). Images larger than :data:`MAX_IMAGE_SIDE` are scaled
+down with Pillow (a dependency; should it be missing, they are sent as they are).
 """
 
 from __future__ import annotations
@@ -81,8 +81,8 @@ class PreparedImage:
     notes: list[str] = field(default_factory=list)
 
 
-def prepare_image(data: bytes, mime_type: str, *, max_side: int = MAX_IMAGE_SIDE) -> PreparedImage:
-    """Convert to a model-supported format and shrink oversized images when Pillow is available."""
+def prepare_image(data: bytes, mime_type: str, *, max_side: int = MAX_IMAGE_SIDE, resize: bool = True) -> PreparedImage:
+    """Convert to a model-supported format and (with ``resize``) shrink images larger than ``max_side``."""
     notes: list[str] = []
     if mime_type == "image/bmp":
         png = bmp_to_png(data)
@@ -90,7 +90,7 @@ def prepare_image(data: bytes, mime_type: str, *, max_side: int = MAX_IMAGE_SIDE
             return PreparedImage(None, mime_type, ["[Image not attached: this BMP variant cannot be converted.]"])
         data, mime_type = png, "image/png"
         notes.append("[Image converted from image/bmp to image/png.]")
-    resized = _maybe_resize(data, mime_type, max_side)
+    resized = _maybe_resize(data, mime_type, max_side) if resize else None
     if resized is not None:
         data, mime_type, note = resized
         notes.append(note)

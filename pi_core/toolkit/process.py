@@ -85,6 +85,25 @@ def build_env(extra: Mapping[str, str] | None = None, *, inherit: bool = True) -
     return env
 
 
+@dataclass(frozen=True)
+class ShellConfig:
+    """How user and tool shell commands run: pi's ``shellPath`` and ``shellCommandPrefix`` settings.
+
+    :param path: the shell executable (``~`` expanded); ``None`` means :func:`default_shell`.
+    :param command_prefix: a line run before every command (``shopt -s expand_aliases``, say).
+    """
+
+    path: str | None = None
+    command_prefix: str | None = None
+
+    def shell(self) -> str:
+        return os.path.expanduser(self.path) if self.path else default_shell()
+
+    def command(self, command: str) -> str:
+        """``command`` with the prefix on a line of its own before it, as pi joins them."""
+        return f"{self.command_prefix}\n{command}" if self.command_prefix else command
+
+
 def default_shell() -> str:
     """``$PI_SHELL``, else bash (``/bin/bash`` or on PATH), else ``/bin/sh``."""
     configured = os.environ.get("PI_SHELL")
@@ -582,4 +601,4 @@ async def run_shell(command: str, *, cwd: Path | str, env: Mapping[str, str] | N
 
 
 __all__ = ["MARKER_VAR", "NONINTERACTIVE_ENV", "OutputCollector", "ProcessResult", "ProcessStartError",
-           "ShellResult", "build_env", "default_shell", "run_process", "run_shell", "sanitize_output"]
+           "ShellConfig", "ShellResult", "build_env", "default_shell", "run_process", "run_shell", "sanitize_output"]

@@ -41,6 +41,7 @@ from pi_core.ai import (
     iter_sse,
     js_json,
     mapped_level,
+    sampling_params,
     merge_headers,
     post_stream,
     requested_level,
@@ -375,6 +376,7 @@ def build_payload(model: Model, context: Context, options: StreamOptions,
     _apply_reasoning(payload, model, options, compat)
     if (model.compat or {}).get("openRouterRouting"):
         payload["provider"] = model.compat["openRouterRouting"]  # type: ignore[index]
+    payload.update(sampling_params(model, options) or {})  # last: the model's samplingParams win (pi)
     return payload
 
 

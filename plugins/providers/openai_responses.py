@@ -35,6 +35,7 @@ from pi_core.ai import (
     iter_sse,
     js_json,
     mapped_level,
+    sampling_params,
     merge_headers,
     post_stream,
     requested_level,
@@ -181,6 +182,7 @@ def build_payload(model: Model, context: Context, options: StreamOptions) -> dic
     if options.tool_choice is not None:
         payload["tool_choice"] = options.tool_choice
     _apply_reasoning(payload, model, options)
+    payload.update(sampling_params(model, options) or {})  # last: the model's samplingParams win (pi)
     return payload
 
 

@@ -176,7 +176,7 @@ def _executor(operations: BashOperations | None, spawn_hook: SpawnHook | None) -
             result = await run_bash_operations(command, cwd=ctx.cwd, env=ctx.env, timeout=timeout,
                                                signal=ctx.signal, operations=operations, spawn_hook=spawn_hook,
                                                on_output=updates.on_output if updates else None,
-                                               collector=collector)
+                                               collector=collector, shell=ctx.shell)
         except ProcessStartError as e:
             raise ToolError(f"{e}. Cannot run bash commands.") from e
         finally:

@@ -143,7 +143,8 @@ def _read_text(chunks: Iterable[bytes], path_arg: str, offset: int | None, limit
 def _read_image(data: bytes, mime: str) -> ToolResult:
     from pi_core import prepare_image
 
-    prepared = prepare_image(data, mime)
+    # The session scales images down as they enter it (the images.autoResize setting), for every tool.
+    prepared = prepare_image(data, mime, resize=False)
     note = "\n".join([f"Read image file [{prepared.mime_type}]", *prepared.notes])
     if prepared.data is None:
         return ToolResult.text(note)

@@ -285,7 +285,9 @@ def test_missing_api_key() -> None:
     async def scenario() -> AssistantMessage:
         return (await consume(stream(model(), CTX, registry=REGISTRY)))[0]
 
-    assert run(scenario()).error_message == "No API key for provider: fakeanthropic"
+    # the message names the fix (auth.json; env vars when the provider has them)
+    text = run(scenario()).error_message
+    assert text.startswith("No API key for provider: fakeanthropic. To fix it: ") and "auth.json" in text
 
 
 @pytest.mark.parametrize("header", [{"anthropic-beta": "custom-beta"}, {"X-Extra": "1"}])

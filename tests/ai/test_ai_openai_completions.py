@@ -377,7 +377,8 @@ def test_missing_key_for_a_remote_host_is_an_error() -> None:
         return (await consume(stream(m, CTX, registry=REGISTRY)))[0]
 
     message = run(scenario())
-    assert message.stop_reason == "error" and message.error_message == "No API key for provider: nokey"
+    assert message.stop_reason == "error" and message.error_message.startswith("No API key for provider: nokey. ")
+    assert "auth.json" in message.error_message and "--api-key" in message.error_message
 
 
 def test_compat_overrides_are_field_by_field() -> None:

@@ -35,7 +35,8 @@ def test_defaults_are_pis_when_no_file_exists(dirs: tuple[Path, Path]) -> None:
     assert s.errors == []
     assert (s.compaction.enabled, s.compaction.reserve_tokens, s.compaction.keep_recent_tokens) == (True, 16384, 20000)
     assert s.branch_summary.reserve_tokens == 16384
-    assert (s.retry.enabled, s.retry.max_retries, s.retry.base_delay_ms, s.retry.max_delay_ms) == (True, 3, 2000, 60000)
+    assert (s.retry.enabled, s.retry.max_retries, s.retry.base_delay_ms, s.retry.max_agent_delay_ms) == (True, 3, 2000, 60000)
+    assert (s.retry.provider.max_retries, s.retry.provider.max_retry_delay_ms, s.retry.provider.timeout_ms) == (0, 60000, None)
     assert s.steering_mode == s.follow_up_mode == "one-at-a-time"
     assert s.default_project_trust == "ask" and s.enable_skill_commands is True
     assert s.default_provider is None and s.default_model is None and s.session_dir_path is None
@@ -144,14 +145,14 @@ def test_load_time_migrations(dirs: tuple[Path, Path]) -> None:
     agent, cwd = dirs
     original = {"queueMode": "all", "websockets": True,
                 "skills": {"enableSkillCommands": False, "customDirectories": ["~/my-skills"]},
-                "retry": {"provider": {"maxRetryDelayMs": 5000}}}
+                "retry": {"maxDelayMs": 7000, "provider": {"maxRetryDelayMs": 5000}}}
     write(agent / "settings.json", original)
     s = Settings.load(cwd, agent, trusted=True)
     assert s.errors == []
     assert s.steering_mode == "all" and s.transport == "websocket"
     assert s.enable_skill_commands is False
     assert s.skill_paths() == [Path.home() / "my-skills"]
-    assert s.max_retry_delay_ms == 5000
+    assert (s.retry.max_agent_delay_ms, s.retry.provider.max_retry_delay_ms) == (7000, 5000)  # old maxDelayMs
     assert json.loads((agent / "settings.json").read_text()) == original  # loading never writes
 
 

@@ -1,0 +1,97 @@
+"""models.json fields that must reach the request: provider headers, samplingParams (values as pi 1.6 sent them)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from fake_openai import FakeOpenAI, write_agent_dir
+from test_cli_run import pi
+
+
+def configure(agent: Path, base_url: str, **provider: Any) -> None:
+    write_agent_dir(agent, base_url)
+    models = json.loads((agent / "models.json").read_text())
+    entry = models["providers"]["fake"]
+    model = entry["models"][0]
+    model.update(provider.pop("model", {}))
+    entry.update(provider)
+    (agent / "models.json").write_text(json.dumps(models))
+
+
+def body_fields(request: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in request["body"].items() if k not in ("messages", "tools", "stream_options")}
+
+
+def test_provider_headers_reach_custom_models(tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    with FakeOpenAI([{"text": "ok"}]) as server:
+        configure(agent, server.base_url,
+                  headers={"x-lit": "literal", "x-env": "$PI_TEST_HEADER", "x-env2": "${PI_TEST_HEADER}",
+                           "x-cmd": "!echo cmdval", "x-both": "provider"},
+                  model={"headers": {"x-both": "model"}})
+        result = pi(tmp_path, agent, "--provider", "fake", "--model", "fake-model", "-p", "hi",
+                    env={"PI_TEST_HEADER": "fromenv"})
+    assert result.returncode == 0, result.stderr
+    headers = server.requests[0]["headers"]
+    # what pi 1.6 sent for the same models.json
+    assert {k: headers.get(k) for k in ("x-lit", "x-env", "x-env2", "x-cmd", "x-both")} == {
+        "x-lit": "literal", "x-env": "fromenv", "x-env2": "fromenv", "x-cmd": "cmdval", "x-both": "model"}
+    assert headers["authorization"] == "Bearer fake-key"
+
+
+def test_sampling_params_and_per_thinking_level_overrides(tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    model = {"reasoning": True, "samplingParams": {"temperature": 0.3, "top_p": 0.9, "top_k": 40},
+             "samplingParamsByThinkingLevel": {"high": {"temperature": 1.0}, "off": {"top_k": 5}}}
+    with FakeOpenAI([{"text": "ok"}] * 3) as server:
+        configure(agent, server.base_url, model=model)
+        for level in ("medium", "high", "off"):
+            result = pi(tmp_path, agent, "--provider", "fake", "--model", "fake-model", "--thinking", level,
+                        "--no-session", "-p", "hi")
+            assert result.returncode == 0, result.stderr
+    medium, high, off = (body_fields(r) for r in server.requests)
+    assert {k: medium[k] for k in ("reasoning_effort", "temperature", "top_p", "top_k")} == {
+        "reasoning_effort": "medium", "temperature": 0.3, "top_p": 0.9, "top_k": 40}
+    assert {k: high[k] for k in ("reasoning_effort", "temperature", "top_p", "top_k")} == {
+        "reasoning_effort": "high", "temperature": 1.0, "top_p": 0.9, "top_k": 40}
+    assert "reasoning_effort" not in off and (off["temperature"], off["top_k"]) == (0.3, 5)
+
+
+def test_sampling_params_through_model_overrides(tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    with FakeOpenAI([{"text": "ok"}]) as server:
+        configure(agent, server.base_url)
+        models = json.loads((agent / "models.json").read_text())
+        models["providers"]["openai"] = {"baseUrl": server.base_url, "apiKey": "sk-test",
+                                         "modelOverrides": {"gpt-4o-mini": {"api": "openai-completions",
+                                                                            "samplingParams": {"seed": 7}}}}
+        (agent / "models.json").write_text(json.dumps(models))
+        result = pi(tmp_path, agent, "--model", "openai/gpt-4o-mini", "--no-session", "-p", "hi")
+    assert result.returncode == 0, result.stderr
+    assert body_fields(server.requests[0])["seed"] == 7
+
+
+def test_sampling_params_in_the_responses_payload_too() -> None:
+    from pi_core.ai import Context, Model, StreamOptions, UserMessage
+    from plugins.providers.openai_responses import build_payload
+
+    model = Model(id="m", api="openai-responses", provider="p", reasoning=True, sampling_params={"temperature": 0.2},
+                  sampling_params_by_thinking_level={"low": {"temperature": 0.9}})
+    context = Context(messages=[UserMessage(content="hi")])
+    assert build_payload(model, context, StreamOptions(reasoning="medium"))["temperature"] == 0.2
+    assert build_payload(model, context, StreamOptions(reasoning="low"))["temperature"] == 0.9
+    assert "temperature" not in build_payload(model.model_copy(update={"sampling_params": None,
+                                                                       "sampling_params_by_thinking_level": None}),
+                                              context, StreamOptions(reasoning="low"))
+
+
+def test_a_missing_key_names_the_variable_and_auth_json(tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    env = {"OPENAI_API_KEY": ""}
+    result = pi(tmp_path, agent, "--model", "openai/gpt-4o-mini", "--no-session", "-p", "hi", env=env)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "No API key for provider: openai" in result.stderr
+    assert "OPENAI_API_KEY" in result.stderr and str(agent / "auth.json") in result.stderr
