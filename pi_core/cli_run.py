@@ -101,12 +101,11 @@ async def _run(options: RunOptions, host: PluginHost, globals_: GlobalOptions) -
             tools=_split(options.tools), toolset=options.toolset, exclude_tools=_split(options.exclude_tools),
             no_tools="all" if options.no_tools else "builtin" if options.no_builtin_tools else None,
             resources=resources, session=_session_choice(options),
-            settings={"quiet_startup": False} if options.verbose else None,
             session_dir=options.session_dir, system_prompt=_text_or_file(options.system_prompt),
             append_system_prompt="\n\n".join(filter(None, map(_text_or_file, options.append_system_prompt))) or None,
             mode="tui" if mode == "interactive" else mode, flags=globals_.plugin_flags, api_key=options.api_key,
             ui=_interactive_ui() if mode == "interactive" else _rpc_ui() if mode == "rpc" else None,
-            settings={"theme": options.theme} if options.theme else None,
+            settings=_setting_overrides(options),
         )
     except SetupError as exc:
         raise RunError(str(exc)) from exc
@@ -201,6 +200,16 @@ def _file_arguments(files: list[str]) -> tuple[str, list[Any]]:
         else:
             text += f'<file name="{path}">\n{data.decode("utf-8", "replace")}\n</file>\n'
     return text, images
+
+
+def _setting_overrides(options: RunOptions) -> dict[str, Any] | None:
+    """Settings that flags change for this run only: ``--theme``, ``--verbose`` (``quietStartup`` off)."""
+    overrides: dict[str, Any] = {}
+    if options.theme:
+        overrides["theme"] = options.theme
+    if options.verbose:
+        overrides["quiet_startup"] = False
+    return overrides or None
 
 
 def _split(value: str | None) -> list[str] | None:
