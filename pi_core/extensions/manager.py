@@ -378,7 +378,7 @@ def _populate(host: PluginHost) -> None:
     untrusted = configured(False)  # the global settings' entries
     switches = untrusted.builtins
     if configured(True).builtins != switches:  # the project switches built-ins: they act before plugins load
-        switches = configured(_project_trusted(host)).builtins
+        switches = configured(host.is_project_trusted()).builtins
     _switch_builtins(host, switches)
     _load_entry_points(host)
     if options.discover_extensions:
@@ -388,11 +388,12 @@ def _populate(host: PluginHost) -> None:
     # -e files load before the project's extensions so that their project_trust handlers can decide;
     # handlers still run in pi's order (project extensions before -e files), see _project_before_cli.
     _load_files(host, "cli", [p for p in options.extension_paths if _exists(host, p)])
-    trusted = _project_trusted(host)
     if options.discover_extensions:
         _load_project(host)
-        if trusted:
-            _load_configured(host, [p for p in configured(True).paths if p not in untrusted.paths])
+        # decided only when the project lists some (a project with nothing to trust stays undecided)
+        extra = [p for p in configured(True).paths if p not in untrusted.paths]
+        if extra and host.is_project_trusted():
+            _load_configured(host, extra)
         _project_before_cli(host)
     _load_objects(host, options.plugins)
     host.run_registrations()
