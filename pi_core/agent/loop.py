@@ -59,6 +59,9 @@ class LoopConfig:
     get_steering: Callable[[], list[Message]] = list
     get_follow_up: Callable[[], list[Message]] = list
     stream_options: dict[str, Any] = field(default_factory=dict)
+    declare_tools: Callable[[list[Any], list[Any]], list[Any]] | None = None
+    """Before each request: ``(transcript, system messages about to be added)`` → the system messages to
+    add instead, recording a change of the declared tools (pi's ``toolsAdded``/``toolsRemoved``)."""
 
 
 async def run_agent_loop(prompts: list[Any], messages: list[Any], config: LoopConfig, emit: Emit,
@@ -77,7 +80,7 @@ async def run_agent_loop(prompts: list[Any], messages: list[Any], config: LoopCo
     await emit(AgentStartEvent())
     turn = 0
     await emit(TurnStartEvent(turn_index=turn))
-    for message in prompts:
+    for message in _with_tool_changes(prompts, messages, config):
         await push(message)
     pending = config.get_steering()
     while True:
@@ -85,6 +88,7 @@ async def run_agent_loop(prompts: list[Any], messages: list[Any], config: LoopCo
         while more_tools or pending:
             if turn > 0:
                 await emit(TurnStartEvent(turn_index=turn))
+                pending = _with_tool_changes(pending, messages, config)
             for message in pending:
                 await push(message)
             assistant = await stream_assistant(messages, config, emit, signal)
@@ -114,6 +118,14 @@ async def run_agent_loop(prompts: list[Any], messages: list[Any], config: LoopCo
             break
     await emit(AgentEndEvent(added))
     return added
+
+
+def _with_tool_changes(batch: list[Any], transcript: list[Any], config: LoopConfig) -> list[Any]:
+    """``batch`` with a tool-set change recorded in (or after) its leading system messages, as pi does."""
+    if config.declare_tools is None:
+        return batch
+    at = next((i for i, m in enumerate(batch) if getattr(m, "role", None) != "system"), len(batch))
+    return [*config.declare_tools(transcript, batch[:at]), *batch[at:]]
 
 
 # -------------------------------------------------------------------------------------------------

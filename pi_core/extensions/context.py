@@ -148,6 +148,7 @@ class SessionRuntime(Protocol):
     # tools
     def set_active_tools(self, names: Sequence[str]) -> None: ...
     def get_active_tools(self) -> list[str]: ...
+    def get_declared_tools(self) -> list[str]: ...
     def get_all_tools(self) -> list[Tool]: ...
     def register_tool(self, tool: Tool, *, replaces: str | None = None) -> None: ...
     def mcp_servers_changed(self, servers: list[RegisteredMcpServer]) -> None: ...
@@ -307,6 +308,12 @@ class ExtensionContext:
 
     def get_active_tools(self) -> list[str]:
         return self._require().get_active_tools()
+
+    def get_declared_tools(self) -> list[str]:
+        """The tools the current branch's transcript declares to the model: its system messages'
+        ``toolsAdded``/``toolsRemoved`` replayed (as pi records tool-set changes). After a resume or a
+        move in the tree this is what that branch used last, which may name tools not registered yet."""
+        return self._require().get_declared_tools()
 
     def get_all_tools(self) -> list[Tool]:
         return self._require().get_all_tools()

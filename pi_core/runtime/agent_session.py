@@ -50,6 +50,7 @@ from .images import block_images, normalize_images
 from .events import AgentSettledEvent, EntryAppendedEvent, QueueUpdateEvent
 from .retry import AutoRetry
 from .settings import Settings
+from .tool_changes import DeclaredTools
 from .wiring import HookWiring, stamp_thinking_level
 
 if TYPE_CHECKING:
@@ -152,6 +153,7 @@ class AgentSession:
         self._next_turn: list[Any] = []
         self._tasks: set[asyncio.Future[Any]] = set()
         self._nested: NestedCalls | None = None
+        self._declared = DeclaredTools()
         retry = self.settings.retry
         self.auto_retry = AutoRetry(self, RetryPolicy(retry.max_retries, retry.base_delay_ms,
                                                       retry.max_agent_delay_ms, retry.enabled))
@@ -243,6 +245,10 @@ class AgentSession:
 
     def active_tool_names(self) -> list[str]:
         return list(self._active_tools)
+
+    def declared_tool_names(self) -> list[str]:
+        """The tools the branch's transcript declares to the model (its system messages replayed)."""
+        return self._declared.names(self.agent.messages)
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Receive every event (agent and session events) in order; returns an unsubscribe function."""
@@ -590,6 +596,7 @@ class AgentSession:
     def reload_transcript(self) -> None:
         restored = self.session.build_session_context()
         self.agent.messages[:] = list(restored.messages)
+        self._declared.reset()
         self._entry_ids.clear()
         self.agent.config.stream_options["session_id"] = self.session.session_id
 
@@ -662,8 +669,13 @@ class AgentSession:
             system_prompt=self._system_text, tools=self.tools(), convert_to_llm=to_llm,
             transform_context=self._before_request, transform_request=self.wiring.transform_request,
             before_tool_call=self.wiring.before_tool_call, after_tool_call=self._after_tool_call,
-            tool_context=self._tool_context, stream_options=options,
+            tool_context=self._tool_context, stream_options=options, declare_tools=self._declare_tools,
         )
+
+    def _declare_tools(self, transcript: list[Any], pending: list[Any]) -> list[Any]:
+        from .system_prompt import _declaration
+
+        return self._declared.declare(transcript, pending, [_declaration(tool) for tool in self.tools()])
 
     async def _after_tool_call(self, event: AfterToolCallEvent) -> AfterToolCallEvent:
         event = await self.wiring.after_tool_call(event)

@@ -113,6 +113,9 @@ class PluginBridge:
     def get_active_tools(self) -> list[str]:
         return self._s.active_tool_names()
 
+    def get_declared_tools(self) -> list[str]:
+        return self._s.declared_tool_names()
+
     def get_all_tools(self) -> list[Tool]:
         return list(self._s.host.tools)
 
