@@ -520,14 +520,19 @@ def codemode_engine_installed() -> bool:
 
 
 def loaded_on_branch(ctx: Any) -> list[str]:
-    """Tools ``tool_search`` loaded on this branch (its ``tool_search`` entries): they are declared in the
-    first request, so their servers are waited for like servers with ``direct`` tools."""
+    """Tools the branch declared last (its transcript's ``toolsAdded``, and ``tool_search`` entries of
+    earlier versions): they are declared in the first request, so their servers are waited for like
+    servers with ``direct`` tools."""
     try:
         entries = ctx.session.get_custom_entries("tool_search")  # only these are read, not the whole branch
     except Exception:  # noqa: BLE001 - no session view: nothing recorded
-        return []
+        entries = []
+    try:
+        declared = ctx.get_declared_tools()
+    except Exception:  # noqa: BLE001 - no session yet
+        declared = []
     return [n for e in entries if isinstance(e.get("data"), dict)
-            for n in e["data"].get("loaded") or [] if isinstance(n, str)]
+            for n in e["data"].get("loaded") or [] if isinstance(n, str)] + list(declared)
 
 
 def _settle(future: asyncio.Future[None] | None) -> None:

@@ -2,9 +2,10 @@
 declare the matches for the next model request.
 
 Registered inactive, like pi's: turn it on with ``--tools +tool_search``, ``defaultTools``, or let the MCP
-plugin activate it for a server with ``deferred`` exposure. Loaded tools are recorded in the session (a
-``tool_search`` custom entry on the branch), so a resumed session or a branch the tree returns to
-declares them again, once they are registered (an MCP server may still be connecting).
+plugin activate it for a server with ``deferred`` exposure. Loading activates the tools; the runtime then
+records the change before the next request as pi does (a system message with ``toolsAdded``), so a resumed
+session or a branch the tree returns to declares them again, once they are registered (an MCP server may
+still be connecting). ``tool_search`` custom entries written by earlier versions are still read.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pi_core import Tool, ToolCapabilities, ToolError, ToolResult, hookimpl
 
 NAME = "tool_search"
 ENTRY_TYPE = "tool_search"
+"""Custom entries of earlier versions (``{"loaded": [names]}``); read, no longer written."""
 DESCRIPTION = (
     "Search tools that are not declared to you yet (such as the tools of MCP servers) by what they do, "
     "and make the best matches available from your next call on. Use it whenever a task needs a tool "
@@ -56,8 +58,7 @@ async def _execute(params: dict[str, Any], tool_ctx: Any) -> ToolResult:
     names = [name for name, _ in matches]
     if not names:
         return ToolResult.text("No matching tools found.", details={"loaded": []})
-    ctx.set_active_tools([*active, *names])
-    ctx.append_entry(ENTRY_TYPE, {"loaded": names})
+    ctx.set_active_tools([*active, *names])  # recorded as toolsAdded before the next request
     by_name = {t.name: t for t in candidates}
     lines = [f"- {n}: {(by_name[n].description or '').strip().splitlines()[0] if by_name[n].description else ''}"
              for n in names]
@@ -79,21 +80,30 @@ def register_tools(register: Any) -> None:
 
 
 def _loaded_on_branch(ctx: Any) -> list[str]:
-    """Tool names ``tool_search`` loaded on the current branch, oldest first."""
+    """Deferred tools the current branch declared last (its transcript's ``toolsAdded``), and those
+    earlier versions recorded as ``tool_search`` entries, oldest first. Names not registered yet count
+    (their server may still be connecting)."""
+    names: list[str] = []
     try:
         entries = ctx.session.get_custom_entries(ENTRY_TYPE)  # only these are read, not the whole branch
     except Exception:  # noqa: BLE001 - no session view: nothing recorded
-        return []
-    names: list[str] = []
+        entries = []
     for entry in entries:
         data = entry.get("data")
         if isinstance(data, dict):
             names += [n for n in data.get("loaded") or [] if isinstance(n, str)]
+    registered = {t.name: t for t in ctx.get_all_tools()}
+    names += [n for n in ctx.get_declared_tools()
+              if getattr(registered.get(n), "exposure", "deferred") == "deferred"]
     return list(dict.fromkeys(names))
 
 
 def _restore(ctx: Any) -> None:
     loaded = _loaded_on_branch(ctx)
+    # a tool loaded on the branch left behind (a /tree move, a resume of another session) is not declared
+    stale = [n for n in ctx.get_active_tools() if n not in loaded and _is_deferred(ctx, n)]
+    if stale:
+        ctx.set_active_tools([n for n in ctx.get_active_tools() if n not in stale])
     if not loaded:
         _pending.pop(ctx, None)
         return
@@ -101,11 +111,15 @@ def _restore(ctx: Any) -> None:
     _activate_pending(ctx)
 
 
+def _is_deferred(ctx: Any, name: str) -> bool:
+    return any(t.name == name and getattr(t, "exposure", "direct") == "deferred" for t in ctx.get_all_tools())
+
+
 def _activate_pending(ctx: Any) -> None:
     pending = _pending.get(ctx)
     if not pending:
         return
-    registered = {t.name for t in ctx.get_all_tools() if getattr(t, "exposure", "direct") != "hidden"}
+    registered = {t.name for t in ctx.get_all_tools() if getattr(t, "exposure", "direct") == "deferred"}
     ready = [n for n in pending if n in registered]
     if ready:
         active = ctx.get_active_tools()

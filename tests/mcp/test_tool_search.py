@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 from mcp_helpers import run_pi, stdio_server, tool_names, tool_results, write_mcp
 from fake_openai import FakeOpenAI, write_agent_dir
@@ -44,6 +46,40 @@ def test_tool_search_loads_a_deferred_tool_for_the_next_request_and_a_resume_kee
     assert "mcp__demo__add" in tool_names(again)  # the resumed branch declares what was loaded on it
     assert "<mcp_servers>" in before["body"]["messages"][0]["content"]
     assert "- mcp__demo (tool_search)" in before["body"]["messages"][0]["content"]
+    # recorded as pi records it: a system message declaring the loaded tool, after the tool_search result
+    records = session_records(agent)
+    assert not [r for r in records if r["type"] == "custom"]
+    messages = [r["message"] for r in records if r["type"] == "message"]
+    at = next(i for i, m in enumerate(messages) if m["role"] == "toolResult" and m["toolName"] == "tool_search")
+    change = messages[at + 1]
+    assert change["role"] == "system" and change["content"] == "" and "toolsRemoved" not in change
+    assert [t["name"] for t in change["toolsAdded"]] == ["mcp__demo__add"]
+    assert change["toolsAdded"][0]["parameters"]["properties"].keys() == {"a", "b"}
+    assert messages[at + 2]["role"] == "assistant"
+    assert [m["role"] for m in messages].count("system") == 2  # the resume declared nothing new
+
+
+def session_records(agent: Path) -> list[dict[str, Any]]:
+    (path,) = agent.rglob("*.jsonl")
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_loads_recorded_by_earlier_versions_as_custom_entries_are_still_declared(ws: Path, tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    write_mcp(agent, {"demo": stdio_server(exposure="deferred")})
+    with FakeOpenAI([{"text": "hello"}, {"text": "again"}]) as server:
+        write_agent_dir(agent, server.base_url)
+        first = run_pi(ws, agent, "--provider", "fake", "--model", "fake-model", "-p", "hi")
+        (path,) = agent.rglob("*.jsonl")
+        lines = path.read_text().splitlines()
+        last = json.loads(lines[-1])
+        old = {"type": "custom", "id": "0ldl0ad1", "parentId": last["id"], "timestamp": last["timestamp"],
+               "customType": "tool_search", "data": {"loaded": ["mcp__demo__add"]}}
+        path.write_text("\n".join([*lines, json.dumps(old)]) + "\n")
+        resumed = run_pi(ws, agent, "--provider", "fake", "--model", "fake-model", "-c", "-p", "once more")
+    assert first.returncode == 0 and resumed.returncode == 0, first.stderr + resumed.stderr
+    assert "mcp__demo__add" not in tool_names(server.requests[0])
+    assert "mcp__demo__add" in tool_names(server.requests[1])
 
 
 def test_tool_search_without_matches_and_with_bad_arguments(ws: Path, tmp_path: Path) -> None:
@@ -58,3 +94,38 @@ def test_tool_search_without_matches_and_with_bad_arguments(ws: Path, tmp_path: 
     assert result.returncode == 0, result.stderr
     contents = [m["content"] for m in tool_results(server.requests[1])]
     assert contents == ["No matching tools found.", "limit must be a positive integer"]
+
+
+def test_a_tree_move_declares_what_the_target_branch_loaded(tmp_path: Path) -> None:
+    import asyncio
+
+    from pi_core import Tool, ToolResult, create_agent_session, hookimpl
+    from pi_core.ai.faux import FauxProvider, faux_tool_call, faux_turn
+
+    class Deferred:
+        __name__ = "deferred-weather"
+
+        @hookimpl
+        def register_tools(self, register: Any) -> None:
+            register(Tool(name="weather_lookup", description="Look up the weather forecast for a city.",
+                          parameters={"type": "object", "properties": {"city": {"type": "string"}}},
+                          execute=lambda p, c: ToolResult.text("sunny"), exposure="deferred"))
+
+    faux = FauxProvider("faux-w", "w")
+    faux.enqueue(faux_turn(faux_tool_call("tool_search", {"query": "weather forecast"})), "loaded", "other")
+
+    async def scenario() -> tuple[list[str], list[str], list[str]]:
+        session = await create_agent_session(tmp_path, model=faux.model, plugins=[faux, Deferred()],
+                                             tools=["read", "tool_search"], agent_dir=tmp_path / "agent")
+        await session.prompt("find the weather tool")
+        loaded = session.ctx.get_active_tools()
+        records = [json.loads(line) for line in session.session.session_file.read_text().splitlines()]
+        ids = [r["id"] for r in records if r["type"] == "message" and r["message"]["role"] in ("user", "assistant")]
+        await session.navigate_tree(ids[0])  # back before the load
+        before = session.ctx.get_active_tools()
+        await session.navigate_tree(ids[-1])  # the branch that loaded it
+        return loaded, before, session.ctx.get_active_tools()
+
+    loaded, before, again = asyncio.run(asyncio.wait_for(scenario(), 30))
+    assert "weather_lookup" in loaded and "weather_lookup" not in before and "weather_lookup" in again
+    assert [t.name for t in faux.requests[1].context.tools] == ["read", "tool_search", "weather_lookup"]
