@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Any, Literal
 
 from ..ai.abort import AbortController, AbortSignal
+from ..ai.message_list import MessageList
 from ..ai.types import AssistantMessage, Message
 from .loop import LoopConfig, run_agent_loop
 
@@ -28,7 +29,8 @@ class AgentBusyError(RuntimeError):
 class Agent:
     def __init__(self, config: LoopConfig, messages: list[Any] | None = None) -> None:
         self.config = config
-        self.messages: list[Any] = list(messages or [])
+        # A MessageList: a resumed session's stored messages are typed only when somebody reads them.
+        self.messages: list[Any] = MessageList(messages or [])
         self.steering: list[Message] = []
         self.follow_ups: list[Message] = []
         self.steering_mode: QueueMode = "one-at-a-time"

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..ai.abort import AbortSignal
+from ..ai.message_list import MessageList
 from ..ai.types import AssistantMessage, Context, Message, Model, TextContent, ToolCall, ToolResultMessage
 from ..events import (
     AfterToolCallEvent,
@@ -134,11 +135,19 @@ def _with_tool_changes(batch: list[Any], transcript: list[Any], config: LoopConf
 
 async def build_context(messages: list[Any], config: LoopConfig, signal: AbortSignal) -> Context:
     """Projection → ``context`` hooks → system prompt and tools attached → ``context_with_system``."""
-    conversation = [m for m in messages if getattr(m, "role", None) != "system"]
+    if isinstance(messages, MessageList):
+        conversation: Any = messages.without_role("system")  # nothing is typed for this
+    else:
+        conversation = [m for m in messages if getattr(m, "role", None) != "system"]
     if config.transform_context is not None:
         conversation = await config.transform_context(conversation, signal)
-    context = Context(system_prompt=config.system_prompt, messages=config.convert_to_llm(conversation),
-                      tools=[tool.declaration() for tool in config.tools])
+    converted = config.convert_to_llm(conversation)
+    tools = [tool.declaration() for tool in config.tools]
+    if isinstance(converted, MessageList):
+        context = Context(system_prompt=config.system_prompt, tools=tools)
+        context.messages = converted  # assigned, not validated: validating would type every message
+    else:
+        context = Context(system_prompt=config.system_prompt, messages=converted, tools=tools)
     if config.transform_request is not None:
         context = await config.transform_request(context)
     return context

@@ -84,6 +84,7 @@ _EXPORTS: dict[str, str] = {
     "clamp_max_tokens": "pi_core.ai.request",
     "clamp_thinking_level": "pi_core.ai.request",
     "conversation": "pi_core.ai.request",
+    "conversation_messages": "pi_core.ai.request",
     "data_uri": "pi_core.ai.request",
     "estimate_context_tokens": "pi_core.ai.request",
     "mapped_level": "pi_core.ai.request",
@@ -94,6 +95,16 @@ _EXPORTS: dict[str, str] = {
     "system_prompt": "pi_core.ai.request",
     "calculate_cost": "pi_core.ai.cost",
     "total_tokens": "pi_core.ai.cost",
+    "BodyStream": "pi_core.ai.wire",
+    "DeferredMessage": "pi_core.ai.message_list",
+    "EncodedMessages": "pi_core.ai.wire",
+    "MessageList": "pi_core.ai.message_list",
+    "TurnCache": "pi_core.ai.wire",
+    "TurnConverter": "pi_core.ai.wire",
+    "body_bytes": "pi_core.ai.wire",
+    "encode_body": "pi_core.ai.wire",
+    "message_items": "pi_core.ai.message_list",
+    "message_views": "pi_core.ai.message_list",
     # --- cross-provider handoff -----------------------------------------------------------------
     "IdNormalizer": "pi_core.ai.handoff",
     "is_same_model": "pi_core.ai.handoff",
@@ -281,6 +292,7 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
     )
     from .handoff import IdNormalizer, is_same_model, sanitize_id, short_hash, transform_messages
     from .http import aclose_shared_client, is_loopback_url, merge_headers, post_stream, shared_client, user_agent
+    from .message_list import DeferredMessage, MessageList, message_items, message_views
     from .options import DEFAULT_THINKING_BUDGETS, StreamFn, StreamOptions
     from .overflow import OVERFLOW_PATTERNS, OverflowPattern, is_context_overflow, is_overflow_text, overflow_pattern
     from .partial_json import (
@@ -295,6 +307,7 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
         clamp_max_tokens,
         clamp_thinking_level,
         conversation,
+        conversation_messages,
         data_uri,
         estimate_context_tokens,
         mapped_level,
@@ -342,3 +355,4 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
         UserMessage,
         now_ms,
     )
+    from .wire import BodyStream, EncodedMessages, TurnCache, TurnConverter, body_bytes, encode_body

@@ -21,18 +21,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .types import (
-    AssistantMessage,
-    ImageContent,
-    Model,
-    SystemMessage,
-    TextContent,
-    ThinkingContent,
-    ToolCall,
-    ToolResultMessage,
-    UserMessage,
-    now_ms,
-)
+from .types import AssistantMessage, Model, TextContent, ToolCall, ToolResultMessage, now_ms
+from .views import is_view, text_block, tool_call_block
 
 NO_RESULT = "No result provided"
 IMAGE_PLACEHOLDER = "(image omitted: model does not support images)"
@@ -60,37 +50,47 @@ def is_same_model(message: AssistantMessage, model: Model) -> bool:
     return message.provider == model.provider and message.api == model.api and message.model == model.id
 
 
-def _downgrade_images(content: Any, placeholder: str) -> Any:
-    if isinstance(content, str) or not any(isinstance(b, ImageContent) for b in content):
+def _text_like(like: Any, text: str) -> Any:
+    """A text block of the same kind as ``like`` (a model, or a view of :mod:`pi_core.ai.views`)."""
+    if is_view(like):
+        return text_block(text)
+    return TextContent(text=text)
+
+
+def _downgrade_images(content: Any, placeholder: str, like: Any) -> Any:
+    if isinstance(content, str) or not any(b.type == "image" for b in content):
         return content
     out: list[Any] = []
     for block in content:
-        if isinstance(block, ImageContent):
-            if not (out and isinstance(out[-1], TextContent) and out[-1].text == placeholder):
-                out.append(TextContent(text=placeholder))
+        if block.type == "image":
+            if not (out and out[-1].type == "text" and out[-1].text == placeholder):
+                out.append(_text_like(like, placeholder))
         else:
             out.append(block)
     return out
 
 
-def _convert_assistant(message: AssistantMessage, model: Model, normalize: IdNormalizer | None,
-                       renamed: dict[str, str]) -> AssistantMessage:
+def _convert_assistant(message: Any, model: Model, normalize: IdNormalizer | None,
+                       renamed: dict[str, str]) -> Any:
     if is_same_model(message, model):
         blocks = [b for b in message.content if not (
-            isinstance(b, ThinkingContent) and not b.redacted and not b.thinking_signature and not b.thinking.strip())]
+            b.type == "thinking" and not b.redacted and not b.thinking_signature and not b.thinking.strip())]
         return message if len(blocks) == len(message.content) else message.model_copy(update={"content": blocks})
+    view = is_view(message)
     blocks: list[Any] = []
     for block in message.content:
-        if isinstance(block, ThinkingContent):
+        kind = block.type
+        if kind == "thinking":
             if not block.redacted and block.thinking.strip():
-                blocks.append(TextContent(text=block.thinking))
-        elif isinstance(block, TextContent):
-            blocks.append(TextContent(text=block.text))
-        elif isinstance(block, ToolCall):
+                blocks.append(text_block(block.thinking) if view else TextContent(text=block.thinking))
+        elif kind == "text":
+            blocks.append(text_block(block.text) if view else TextContent(text=block.text))
+        elif kind == "toolCall":
             new_id = normalize(block.id, model, message) if normalize else block.id
             if new_id != block.id:
                 renamed[block.id] = new_id
-            blocks.append(ToolCall(id=new_id, name=block.name, arguments=block.arguments))
+            blocks.append(tool_call_block(new_id, block.name, block.arguments) if view
+                          else ToolCall(id=new_id, name=block.name, arguments=block.arguments))
         else:
             blocks.append(block)
     return message.model_copy(update={"content": blocks})
@@ -101,26 +101,27 @@ def _first_pass(messages: Sequence[Any], model: Model, normalize: IdNormalizer |
     renamed: dict[str, str] = {}
     out: list[Any] = []
     for message in messages:
-        if isinstance(message, AssistantMessage):
+        role = getattr(message, "role", None)
+        if role == "assistant":
             out.append(_convert_assistant(message, model, normalize, renamed))
-        elif isinstance(message, ToolResultMessage):
+        elif role == "toolResult":
             update: dict[str, Any] = {}
-            if message.tool_call_id in renamed:
+            if renamed and message.tool_call_id in renamed:
                 update["tool_call_id"] = renamed[message.tool_call_id]
             if text_only:
-                content = _downgrade_images(message.content, TOOL_IMAGE_PLACEHOLDER)
+                content = _downgrade_images(message.content, TOOL_IMAGE_PLACEHOLDER, message)
                 if content is not message.content:
                     update["content"] = content
             out.append(message.model_copy(update=update) if update else message)
-        elif isinstance(message, UserMessage) and text_only:
-            content = _downgrade_images(message.content, IMAGE_PLACEHOLDER)
+        elif role == "user" and text_only:
+            content = _downgrade_images(message.content, IMAGE_PLACEHOLDER, message)
             out.append(message if content is message.content else message.model_copy(update={"content": content}))
         else:
             out.append(message)
     return out
 
 
-def _synthetic_result(call: ToolCall) -> ToolResultMessage:
+def _synthetic_result(call: Any) -> ToolResultMessage:
     return ToolResultMessage(tool_call_id=call.id, tool_name=call.name, content=[TextContent(text=NO_RESULT)],
                              is_error=True, timestamp=now_ms())
 
@@ -128,32 +129,40 @@ def _synthetic_result(call: ToolCall) -> ToolResultMessage:
 def transform_messages(messages: Sequence[Any], model: Model,
                        normalize: IdNormalizer | None = None) -> list[Any]:
     """The transcript ``messages`` made valid for ``model`` (see the module docstring). Inputs are not
-    modified. Messages of roles the model layer does not know pass through unchanged."""
+    modified. Messages of roles the model layer does not know pass through unchanged.
+
+    Messages are told apart by ``role`` (blocks by ``type``), so the read-only views of
+    :mod:`pi_core.ai.views` are accepted beside the models; what is made for a view is a view."""
     result: list[Any] = []
-    pending: list[ToolCall] = []
+    pending: list[Any] = []
     answered: set[str] = set()
     held: list[Any] = []
 
     def close_pending() -> None:
         nonlocal pending, answered
-        result.extend(_synthetic_result(c) for c in pending if c.id not in answered)
-        pending, answered = [], set()
-        result.extend(held)
-        held.clear()
+        if pending:
+            result.extend(_synthetic_result(c) for c in pending if c.id not in answered)
+            pending, answered = [], set()
+        elif answered:
+            answered = set()
+        if held:
+            result.extend(held)
+            held.clear()
 
     for message in _first_pass(messages, model, normalize):
-        if isinstance(message, AssistantMessage):
+        role = getattr(message, "role", None)
+        if role == "assistant":
             close_pending()
             if message.stop_reason in ("error", "aborted"):
                 continue
             pending = message.tool_calls()
             result.append(message)
-        elif isinstance(message, ToolResultMessage):
+        elif role == "toolResult":
             answered.add(message.tool_call_id)
             result.append(message)
-        elif isinstance(message, SystemMessage) and pending:
+        elif role == "system" and pending:
             held.append(message)
-        elif isinstance(message, SystemMessage):
+        elif role == "system":
             result.append(message)
         else:
             close_pending()

@@ -162,9 +162,14 @@ async def post_stream(url: str, payload: Any, headers: Mapping[str, str], *, sty
     """
     import httpx
 
+    from .wire import BodyStream, encode_body
+
     http = client or shared_client()
-    body = bytes(payload) if isinstance(payload, (bytes, bytearray)) else encode_json(payload)
+    body: Any = bytes(payload) if isinstance(payload, (bytes, bytearray)) else encode_body(payload)
     all_headers = merge_headers({"content-type": "application/json", "user-agent": user_agent()}, headers)
+    if isinstance(body, list):  # a long conversation's turns, sent as they were encoded
+        body = BodyStream(body)
+        all_headers["content-length"] = str(body.length)
     removed: list[str] = []
     if observer is not None:
         changed = await observer.headers(dict(all_headers))

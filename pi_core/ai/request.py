@@ -8,8 +8,9 @@ import math
 import re
 from typing import Any
 
+from .message_list import MessageList, message_items, message_views
 from .options import DEFAULT_THINKING_BUDGETS, StreamOptions
-from .types import AssistantMessage, Context, ImageContent, Model, SystemMessage, ToolCall
+from .types import Context, ImageContent, Model
 
 _SURROGATES = re.compile("[\ud800-\udfff]")
 CHARS_PER_TOKEN = 4
@@ -30,15 +31,31 @@ def system_prompt(context: Context) -> str | None:
     """``context.system_prompt``, else the text of the first system message of the transcript."""
     if context.system_prompt is not None:
         return context.system_prompt
-    for message in context.messages:
-        if isinstance(message, SystemMessage):
-            return message.text() or None
+    for n, item in enumerate(message_items(context.messages)):
+        if getattr(item, "role", None) == "system":
+            message = message_views(context.messages, n, n + 1)[0]
+            if message is not None:
+                return message.text() or None
     return None
 
 
 def conversation(context: Context) -> list[Any]:
     """The transcript without system messages (the system prompt travels separately)."""
-    return [m for m in context.messages if not isinstance(m, SystemMessage)]
+    return [m for m in context.messages if getattr(m, "role", None) in _CONVERSATION_ROLES]
+
+
+# A stored message that turns out not to validate reads as an ``invalid:...`` role: never sent.
+_CONVERSATION_ROLES = frozenset({"user", "assistant", "toolResult"})
+
+
+def conversation_messages(context: Context) -> Any:
+    """:func:`conversation` without typing anything: a :class:`~pi_core.ai.MessageList` stays one
+    (read it with :func:`~pi_core.ai.message_list.message_views`, or hand it to a
+    :class:`~pi_core.ai.wire.TurnCache`)."""
+    messages = context.messages
+    if isinstance(messages, MessageList):
+        return messages.without_role("system")
+    return [m for m in messages if getattr(m, "role", None) != "system"]
 
 
 def data_uri(image: ImageContent) -> str:
@@ -51,28 +68,44 @@ def _message_chars(message: Any) -> int:
         return len(content)
     chars = 0
     for block in content:
-        if isinstance(block, ImageContent):
+        kind = getattr(block, "type", None)
+        if kind == "image":
             chars += IMAGE_CHARS
-        elif isinstance(block, ToolCall):
+        elif kind == "toolCall":
             chars += len(block.name) + len(json.dumps(block.arguments))
         else:
             chars += len(getattr(block, "text", None) or getattr(block, "thinking", None) or "")
     return chars
 
 
+_BACKWARDS = 256  # messages read at once while looking for the last reply
+
+
+def _last_usage(messages: Any) -> tuple[int, int]:
+    """``(tokens, index after it)`` of the last successful reply that reported usage, else ``(0, 0)``."""
+    items = message_items(messages)
+    hi = len(items)
+    while hi > 0:
+        lo = max(0, hi - _BACKWARDS)
+        wanted = [i for i in range(hi - 1, lo - 1, -1) if getattr(items[i], "role", None) == "assistant"]
+        if wanted:
+            views = message_views(messages, lo, hi)
+            for i in wanted:
+                m = views[i - lo]
+                if m is not None and m.stop_reason not in ("error", "aborted"):
+                    u = m.usage
+                    used = u.input + u.output + u.cache_read + u.cache_write
+                    if used > 0:
+                        return used, i + 1
+        hi = lo
+    return 0, 0
+
+
 def estimate_context_tokens(context: Context) -> int:
     """Prompt size estimate: the last successful reply's reported usage plus chars/4 of what followed."""
     messages = context.messages
-    base, start = 0, 0
-    for i in range(len(messages) - 1, -1, -1):
-        m = messages[i]
-        if isinstance(m, AssistantMessage) and m.stop_reason not in ("error", "aborted"):
-            u = m.usage
-            used = u.input + u.output + u.cache_read + u.cache_write
-            if used > 0:
-                base, start = used, i + 1
-                break
-    chars = sum(_message_chars(m) for m in messages[start:])
+    base, start = _last_usage(messages)
+    chars = sum(_message_chars(m) for m in message_views(messages, start) if m is not None)
     if start == 0:
         chars += len(context.system_prompt or "") + len(json.dumps([t.to_json() for t in context.tools or []]))
     return base + math.ceil(chars / CHARS_PER_TOKEN)
@@ -171,6 +204,7 @@ __all__ = [
     "clamp_max_tokens",
     "clamp_thinking_level",
     "conversation",
+    "conversation_messages",
     "data_uri",
     "estimate_context_tokens",
     "mapped_level",

@@ -170,7 +170,7 @@ class AgentSession:
         self.wiring = HookWiring(host, self.ctx, lambda: self._model)
         self.system_message, self._system_text = _system(system_prompt, self.tools())
         restored = session.build_session_context()
-        self.agent = Agent(self._loop_config(), messages=list(restored.messages))
+        self.agent = Agent(self._loop_config(), messages=restored.message_list())
         self.agent.steering_mode = self.settings.steering_mode
         self.agent.follow_up_mode = self.settings.follow_up_mode
         self.agent.subscribe(self._on_agent_event)
@@ -595,7 +595,7 @@ class AgentSession:
 
     def reload_transcript(self) -> None:
         restored = self.session.build_session_context()
-        self.agent.messages[:] = list(restored.messages)
+        self.agent.messages[:] = restored.message_list()
         self._declared.reset()
         self._entry_ids.clear()
         self.agent.config.stream_options["session_id"] = self.session.session_id

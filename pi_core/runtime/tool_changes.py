@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..ai.message_list import message_items
 from ..ai.types import SystemMessage, ToolDeclaration
 
 
@@ -72,8 +73,11 @@ class DeclaredTools:
     def _current(self, transcript: Sequence[Any]) -> dict[str, dict[str, Any]]:
         if len(transcript) < self._seen:
             self.reset()
-        for message in transcript[self._seen:]:
-            if getattr(message, "role", None) == "system":
-                _fold(self._tools, message)
+        # Roles are read from the items: a resumed session's messages are typed only when read
+        # (MessageList), and only the system messages need to be.
+        items = message_items(transcript)
+        for at in range(self._seen, len(items)):
+            if getattr(items[at], "role", None) == "system":
+                _fold(self._tools, transcript[at])
         self._seen = len(transcript)
         return self._tools

@@ -33,12 +33,15 @@ THINKING_CHANGE = 11
 LABEL = 12
 SESSION_INFO = 13
 CUSTOM = 14  # plugin state (a ``custom`` entry): contributes nothing, found quickly by its kind
-PLAIN_MESSAGES = (MESSAGE, ASSISTANT, SYSTEM, USER)
+TOOL_RESULT = 15  # a toolResult message taken as is
+PLAIN_MESSAGES = (MESSAGE, ASSISTANT, SYSTEM, USER, TOOL_RESULT)
+#: The role of a plain message, by kind (``None``: bashExecution or custom, see the entry).
+PLAIN_ROLES = {ASSISTANT: "assistant", SYSTEM: "system", USER: "user", TOOL_RESULT: "toolResult"}
 
 _BY_TYPE = {"custom_message": CUSTOM_MESSAGE, "branch_summary": BRANCH_SUMMARY,
             "compaction": COMPACTION, "context_edit": CONTEXT_EDIT, "model_change": MODEL_CHANGE,
             "thinking_level_change": THINKING_CHANGE, "label": LABEL, "session_info": SESSION_INFO, "custom": CUSTOM}
-_BY_ROLE = {"assistant": ASSISTANT, "system": SYSTEM, "user": USER}
+_BY_ROLE = {"assistant": ASSISTANT, "system": SYSTEM, "user": USER, "toolResult": TOOL_RESULT}
 _LIST_CONTENT_ROLES = frozenset({"user", "assistant", "toolResult"})
 _ROLE_CODE = {role: _BY_ROLE.get(role, MESSAGE) for role in KNOWN_ROLES}
 
@@ -184,6 +187,12 @@ class TreeIndex:
 
     def line(self, at: int) -> int | None:
         return self.records.line(self.where[at])
+
+    def message_lines(self, positions: list[int]) -> list[tuple[Any, bytes | None]]:
+        """``(id, line bytes)`` of the entries at ``positions`` as in the file, ``None`` for those held
+        as dicts (see :meth:`RecordStore.raw`)."""
+        where = self.where
+        return self.records.raw([where[at] for at in positions])
 
     def unique(self) -> Iterator[Raw]:
         """Each id's current entry, in the order ids first appeared."""

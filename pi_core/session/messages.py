@@ -194,12 +194,30 @@ def convert_to_llm(messages: Iterable[Any]) -> list[Message]:
     message (dropped when ``exclude_from_context``); ``custom`` becomes a user message with its content;
     summaries become user messages wrapped in ``<summary>`` tags; unknown roles are dropped.
     """
+    from pi_core.ai.message_list import DeferredMessage, MessageList
+
+    if isinstance(messages, MessageList):
+        # Stored user/assistant/toolResult/system messages pass through unread: a provider reads them
+        # as views (or types them when it iterates); the same item every request, so its turn cache
+        # knows them again.
+        items: list[Any] = []
+        for item in messages.items():
+            if isinstance(item, DeferredMessage) and item.role in _LLM_ROLES:
+                items.append(item)
+                continue
+            converted = _to_llm(agent_message(item.typed() if isinstance(item, DeferredMessage) else item))
+            if converted is not None:
+                items.append(converted)
+        return MessageList(items, _LLM_ROLES)  # type: ignore[return-value]
     out: list[Message] = []
     for message in messages:
         converted = _to_llm(agent_message(message))
         if converted is not None:
             out.append(converted)
     return out
+
+
+_LLM_ROLES = frozenset({"user", "assistant", "toolResult", "system"})
 
 
 __all__ = [

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any, overload
 
+from pi_core.ai.message_list import DeferredMessage, MessageList
 from pi_core.ai.types import Message, PiModel
 
 from .ids import iso_to_ms
@@ -34,6 +35,7 @@ from .index import (
     CUSTOM,
     OTHER,
     PLAIN_MESSAGES,
+    PLAIN_ROLES,
     SYSTEM,
     THINKING_CHANGE,
     TreeIndex,
@@ -126,6 +128,10 @@ class RawMessages(Sequence[Raw]):
         for item in self._items:
             yield message(item) if item.__class__ is int else item
 
+    @property
+    def tree(self) -> TreeIndex:
+        return self._tree
+
     def position(self, index: int) -> int | None:
         """The entry position message ``index`` is read from, if it is a stored message as is."""
         item = self._items[index]
@@ -136,6 +142,83 @@ class RawMessages(Sequence[Raw]):
 
     def __repr__(self) -> str:
         return f"RawMessages({len(self)} messages)"
+
+
+class _Reporter:
+    """Where a stored message that does not validate is reported (shared by a context's messages)."""
+
+    __slots__ = ("lazy",)
+
+    def __init__(self, lazy: LazyMessages) -> None:
+        self.lazy = lazy
+
+    def __call__(self, index: int, exc: Exception) -> None:
+        if self.lazy.on_invalid is not None:
+            self.lazy.on_invalid(index, exc)
+
+
+class StoredMessage(DeferredMessage):
+    """A plain message of the session file, typed when first read (:class:`~pi_core.ai.MessageList`).
+
+    Request building reads it as a view decoded straight from its line (:mod:`pi_core.ai.views`),
+    which neither types it nor keeps the entry; a line that does not decode as a view is typed."""
+
+    __slots__ = ("role", "_tree", "_at", "_index", "_report", "_made")
+
+    def __init__(self, role: Any, tree: TreeIndex, at: int, index: int, report: _Reporter) -> None:
+        self.role, self._tree, self._at, self._index, self._report = role, tree, at, index, report
+        self._made: Any = None
+
+    def typed(self) -> Any:
+        made = self._made
+        if made is None:
+            raw = self._tree.message(self._at)
+            try:
+                made = agent_message(raw)
+            except (ValueError, TypeError) as exc:  # as LazyMessages: left out, reported, kept on disk
+                made = invalid_message(raw)
+                self._report(self._index, exc)
+            self._made = made
+        return made
+
+    def view(self) -> Any:
+        return StoredMessage.views_of([self])[0]
+
+    @classmethod
+    def views_of(cls, items: list[Any]) -> list[Any]:
+        from pi_core.ai.views import VIEW_ROLES, entry_message_view, message_view
+
+        out: list[Any] = [None] * len(items)
+        unread: list[int] = []
+        for n, item in enumerate(items):
+            if item._made is not None:
+                out[n] = None if getattr(item._made, "invalid", False) else item._made
+            else:
+                unread.append(n)
+        if not unread:
+            return out
+        tree = items[unread[0]]._tree
+        lines = tree.message_lines([items[n]._at for n in unread]) if all(
+            items[n]._tree is tree for n in unread) else [items[n]._tree.message_lines([items[n]._at])[0]
+                                                          for n in unread]
+        for n, (entry_id, line) in zip(unread, lines):
+            item = items[n]
+            view = None
+            if item.role in VIEW_ROLES:
+                if line is None:
+                    view = message_view(item._tree.message(item._at))
+                else:
+                    got_id, view = entry_message_view(line)
+                    if got_id != entry_id:
+                        view = None  # not the line it was: typing it says what is wrong
+            if view is None:
+                made = item.typed()
+                view = None if getattr(made, "invalid", False) else made
+            out[n] = view
+        return out
+
+    def __repr__(self) -> str:
+        return f"StoredMessage({self.role!r}, position {self._at}, {'typed' if self._made is not None else 'not read'})"
 
 
 def invalid_message(raw: Any) -> Any:
@@ -162,6 +245,27 @@ class SessionContext:
         self.thinking_level = thinking_level
         self.model = model
         self.messages = LazyMessages(raw_messages)
+
+    def message_list(self) -> MessageList:
+        """``messages`` as a :class:`~pi_core.ai.MessageList`: stored plain messages stay unread until
+        somebody reads them (request building reads them as views, without typing); the others (summaries,
+        custom and edited messages) are typed now. The same context gives new items on every call."""
+        raw, lazy = self.raw_messages, self.messages
+        tree = raw.tree if isinstance(raw, RawMessages) else None
+        report = _Reporter(lazy)
+        items: list[Any] = []
+        append = items.append
+        position = raw.position if isinstance(raw, RawMessages) else None
+        kinds = tree.kinds if tree is not None else None
+        for n in range(len(raw)):
+            at = position(n) if position is not None else None
+            # bashExecution and custom messages (kind MESSAGE) are typed now: they are converted anyway
+            role = PLAIN_ROLES.get(kinds[at]) if at is not None and kinds is not None else None
+            if role is not None:
+                append(StoredMessage(role, tree, at, n, report))
+            else:
+                append(lazy[n])
+        return MessageList(items)
 
     def to_llm(self) -> list[Message]:
         """The messages converted to model input (:func:`~pi_core.session.messages.convert_to_llm`)."""
@@ -390,6 +494,7 @@ __all__ = [
     "ModelRef",
     "RawMessages",
     "SessionContext",
+    "StoredMessage",
     "apply_edit",
     "context_settings",
     "context_window",

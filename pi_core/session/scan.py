@@ -308,6 +308,9 @@ class FileReader:
         self._finalizer()
 
 
+_SPAN = 4 << 20  # bytes read at once for neighbouring lines
+
+
 class RecordStore:
     """The records of a session after its header, in file order: dicts made on first access.
 
@@ -367,6 +370,33 @@ class RecordStore:
 
     def is_loaded(self, at: int) -> bool:
         return self._dicts[at] is not None
+
+    def raw(self, records: list[int]) -> list[tuple[Any, bytes | None]]:
+        """``(id, line)`` of each of ``records``: the line's bytes as in the file, or ``None`` for a
+        record that is held as a dict (appended here, parsed during the scan, or read already).
+        Neighbouring lines are read in one go; nothing is parsed or kept."""
+        reader, dicts, offsets, lengths, ids = self._reader, self._dicts, self._offsets, self._lengths, self._ids
+        out: list[tuple[Any, bytes | None]] = []
+        i, count = 0, len(records)
+        while i < count:
+            at = records[i]
+            if reader is None or dicts[at] is not None or not lengths[at]:
+                out.append((ids[at], None))
+                i += 1
+                continue
+            start = offsets[at]
+            j, end = i + 1, start + lengths[at]
+            while (j < count and dicts[records[j]] is None and lengths[records[j]]
+                   and 0 <= offsets[records[j]] - end < 4096 and end - start < _SPAN):
+                end = offsets[records[j]] + lengths[records[j]]
+                j += 1
+            data = reader.read(start, end - start)
+            for k in range(i, j):
+                r = records[k]
+                lo = offsets[r] - start
+                out.append((ids[r], data[lo:lo + lengths[r]]))
+            i = j
+        return out
 
     def line(self, at: int) -> int | None:
         """The 1-based line of record ``at`` in the file (None for one appended in memory); counted

@@ -10,32 +10,25 @@ model) select them — see ``docs/providers.md`` for the list.
 from __future__ import annotations
 
 import asyncio
-import bisect
 import copy
 import json
-import operator
 from typing import Any
 
 from pi_core import hookimpl
 from pi_core.ai import (
     ApiProvider,
-    AssistantMessage,
     Context,
-    ImageContent,
+    EncodedMessages,
     MissingApiKeyError,
     Model,
     ProviderError,
     StreamOptions,
     StreamWriter,
-    TextContent,
-    ThinkingContent,
-    ToolCall,
-    ToolResultMessage,
-    UserMessage,
+    TurnCache,
     catalog_provider,
     catalog_providers,
     clamp_max_tokens,
-    conversation,
+    conversation_messages,
     data_uri,
     is_loopback_url,
     iter_sse,
@@ -43,6 +36,8 @@ from pi_core.ai import (
     mapped_level,
     sampling_params,
     merge_headers,
+    message_items,
+    message_views,
     post_stream,
     requested_level,
     sanitize_id,
@@ -117,21 +112,23 @@ def _tool_call_id(call_id: str, model: Model, compat: dict[str, Any]) -> str:
 
 
 # -- messages -------------------------------------------------------------------------------------
-def _user(message: UserMessage) -> dict[str, Any] | None:
+# Messages are models or the read-only views of stored ones (pi_core.ai.views): told apart by role
+# and block type, never by class.
+def _user(message: Any) -> dict[str, Any] | None:
     if isinstance(message.content, str):
         return {"role": "user", "content": sanitize_surrogates(message.content)}
-    parts = [{"type": "text", "text": sanitize_surrogates(b.text)} if isinstance(b, TextContent)
+    parts = [{"type": "text", "text": sanitize_surrogates(b.text)} if b.type == "text"
              else {"type": "image_url", "image_url": {"url": data_uri(b)}}
-             for b in message.content if not (isinstance(b, TextContent) and not b.text)]
+             for b in message.content if not (b.type == "text" and not b.text)]
     return {"role": "user", "content": parts} if parts else None
 
 
-def _assistant(message: AssistantMessage, compat: dict[str, Any], model: Model) -> dict[str, Any] | None:
+def _assistant(message: Any, compat: dict[str, Any], model: Model) -> dict[str, Any] | None:
     empty = "" if compat["requiresAssistantAfterToolResult"] or compat["requiresNonNullAssistantContent"] else None
     out: dict[str, Any] = {"role": "assistant", "content": empty}
-    texts = [sanitize_surrogates(b.text) for b in message.content if isinstance(b, TextContent) and b.text.strip()]
-    thinking = [b for b in message.content if isinstance(b, ThinkingContent) and b.thinking.strip()]
-    calls = [b for b in message.content if isinstance(b, ToolCall)]
+    texts = [sanitize_surrogates(b.text) for b in message.content if b.type == "text" and b.text.strip()]
+    thinking = [b for b in message.content if b.type == "thinking" and b.thinking.strip()]
+    calls = [b for b in message.content if b.type == "toolCall"]
     if thinking and compat["requiresThinkingAsText"]:
         out["content"] = [{"type": "text", "text": "\n\n".join(sanitize_surrogates(b.thinking) for b in thinking)},
                           *({"type": "text", "text": t} for t in texts)]
@@ -151,12 +148,12 @@ def _assistant(message: AssistantMessage, compat: dict[str, Any], model: Model) 
     return out
 
 
-def _tool_results(results: list[ToolResultMessage], compat: dict[str, Any], model: Model) -> list[dict[str, Any]]:
+def _tool_results(results: list[Any], compat: dict[str, Any], model: Model) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     images: list[dict[str, Any]] = []
     for result in results:
-        text = "\n".join(b.text for b in result.content if isinstance(b, TextContent))
-        has_images = any(isinstance(b, ImageContent) for b in result.content)
+        text = "\n".join(b.text for b in result.content if b.type == "text")
+        has_images = any(b.type == "image" for b in result.content)
         body = text if text.strip() else "(see attached image)" if has_images else "(no tool output)"
         item: dict[str, Any] = {"role": "tool", "content": sanitize_surrogates(body), "tool_call_id": result.tool_call_id}
         if compat["requiresToolResultName"] and result.tool_name:
@@ -164,7 +161,7 @@ def _tool_results(results: list[ToolResultMessage], compat: dict[str, Any], mode
         out.append(item)
         if has_images and "image" in model.input:
             images += [{"type": "image_url", "image_url": {"url": data_uri(b)}}
-                       for b in result.content if isinstance(b, ImageContent)]
+                       for b in result.content if b.type == "image"]
     if images:
         if compat["requiresAssistantAfterToolResult"]:
             out.append({"role": "assistant", "content": "I have processed the tool results."})
@@ -174,67 +171,30 @@ def _tool_results(results: list[ToolResultMessage], compat: dict[str, Any], mode
 
 
 def convert_messages(model: Model, context: Context, compat: dict[str, Any]) -> list[dict[str, Any]]:
-    """The ``messages`` array for ``context`` (after cross-provider handoff).
+    """The ``messages`` array for ``context`` (after cross-provider handoff), as a plain list."""
+    return list(encoded_messages(model, context, compat))
 
-    The conversation is converted turn by turn (a turn starts at an assistant message: nothing before
-    it depends on what follows), and the turns of the previous request that are the same message
-    objects are taken from it as they were, so a request on a long session costs what is new in it.
-    """
-    params: list[dict[str, Any]] = []
+
+def encoded_messages(model: Model, context: Context, compat: dict[str, Any]) -> EncodedMessages:
+    """The ``messages`` array, converted turn by turn (a turn starts at an assistant message: nothing
+    before it depends on what follows); the turns of the previous request whose messages are the same
+    are reused as they were encoded (:class:`~pi_core.ai.wire.TurnCache`), so a request on a long
+    session costs what is new in it."""
+    head: list[dict[str, Any]] = []
     prompt = system_prompt(context)
     if prompt:
         role = "developer" if model.reasoning and compat["supportsDeveloperRole"] else "system"
-        params.append({"role": role, "content": sanitize_surrogates(prompt)})
-    messages = conversation(context)
-    key = _cache_key(model, compat)
-    cached = _TURNS.pop(key, None)
-    starts: list[int] = []  # where each turn starts in ``messages``
-    ends: list[int] = []  # how many converted items come before it
-    converted: list[dict[str, Any]] = []
-    begin = 0
-    if cached is not None:  # reuse the turns that are the very same message objects as last time
-        old, old_starts, old_ends, old_converted = cached
-        same = _common_prefix(old, messages)
-        # Turn k is the same if the next one starts (with the same assistant message) inside ``same``.
-        keep = bisect.bisect_left(old_starts, same) - 1
-        if keep > 0:
-            begin = old_starts[keep]
-            starts, ends = old_starts[:keep], old_ends[:keep]
-            converted = old_converted[:old_ends[keep]]
-    for turn_start, turn in _turns(messages, begin):
-        starts.append(turn_start)
-        ends.append(len(converted))
-        converted += _convert_turn(turn, model, compat)
-    _TURNS[key] = (messages, starts, ends, converted)
-    while len(_TURNS) > 4:  # one conversation per model, a few models
-        del _TURNS[next(iter(_TURNS))]
-    return params + list(map(dict, converted))  # the caller may change them; the cache keeps its own
+        head.append({"role": role, "content": sanitize_surrogates(prompt)})
+    return _TURNS.convert(_cache_key(model, compat), conversation_messages(context),
+                          lambda turn, offset: (_convert_turn(turn, model, compat), 0), head)
 
 
-_TURNS: dict[str, tuple[list[Any], list[int], list[int], list[dict[str, Any]]]] = {}
+_TURNS = TurnCache()
 
 
 def _cache_key(model: Model, compat: dict[str, Any]) -> str:
     return json.dumps([model.provider, model.api, model.id, model.reasoning, list(model.input), compat],
                       sort_keys=True, default=str)
-
-
-def _common_prefix(old: list[Any], new: list[Any]) -> int:
-    n = min(len(old), len(new))
-    if all(map(operator.is_, old[:n], new[:n])):
-        return n
-    return next(i for i in range(n) if old[i] is not new[i])
-
-
-def _turns(messages: list[Any], begin: int) -> list[tuple[int, list[Any]]]:
-    """The messages from ``begin`` on, cut before each assistant message: ``(start, turn)``."""
-    turns: list[tuple[int, list[Any]]] = []
-    for i in range(begin, len(messages)):
-        message = messages[i]
-        if not turns or (isinstance(message, AssistantMessage) and turns[-1][1]):
-            turns.append((i, []))
-        turns[-1][1].append(message)
-    return turns
 
 
 def _convert_turn(turn: list[Any], model: Model, compat: dict[str, Any]) -> list[dict[str, Any]]:
@@ -243,21 +203,22 @@ def _convert_turn(turn: list[Any], model: Model, compat: dict[str, Any]) -> list
     i, last_role = 0, None
     while i < len(messages):
         message = messages[i]
-        if isinstance(message, ToolResultMessage):
+        role = getattr(message, "role", None)
+        if role == "toolResult":
             j = i
-            while j < len(messages) and isinstance(messages[j], ToolResultMessage):
+            while j < len(messages) and getattr(messages[j], "role", None) == "toolResult":
                 j += 1
             items = _tool_results(messages[i:j], compat, model)
             params += items
             last_role, i = ("user" if items[-1]["role"] == "user" else "toolResult"), j
             continue
-        if compat["requiresAssistantAfterToolResult"] and last_role == "toolResult" and isinstance(message, UserMessage):
+        if compat["requiresAssistantAfterToolResult"] and last_role == "toolResult" and role == "user":
             params.append({"role": "assistant", "content": "I have processed the tool results."})
-        item = _user(message) if isinstance(message, UserMessage) else \
-            _assistant(message, compat, model) if isinstance(message, AssistantMessage) else None
+        item = _user(message) if role == "user" else _assistant(message, compat, model) if role == "assistant" \
+            else None
         if item is not None:
             params.append(item)
-        last_role = getattr(message, "role", None)
+        last_role = role
         i += 1
     return params
 
@@ -345,15 +306,17 @@ def _cache_control(payload: dict[str, Any], options: StreamOptions) -> None:
 
 
 def _has_tool_history(context: Context) -> bool:
-    return any(isinstance(m, ToolResultMessage) or (isinstance(m, AssistantMessage) and m.tool_calls())
-               for m in context.messages)
+    items = message_items(context.messages)
+    if any(getattr(m, "role", None) == "toolResult" for m in items):
+        return True
+    return any(m is not None and m.role == "assistant" and m.tool_calls() for m in message_views(context.messages))
 
 
 def build_payload(model: Model, context: Context, options: StreamOptions,
                   compat: dict[str, Any] | None = None) -> dict[str, Any]:
     """The request body, in pi 1.6's key order."""
     compat = compat or get_compat(model)
-    payload: dict[str, Any] = {"model": model.id, "messages": convert_messages(model, context, compat), "stream": True}
+    payload: dict[str, Any] = {"model": model.id, "messages": encoded_messages(model, context, compat), "stream": True}
     if options.session_id and options.cache_retention != "none" and "api.openai.com" in model.base_url:
         payload["prompt_cache_key"] = options.session_id[:64]
     if compat["supportsUsageInStreaming"] is not False:

@@ -1,0 +1,183 @@
+"""A transcript whose messages are typed when they are read.
+
+A session opened from a file hands its messages on as :class:`DeferredMessage` items (a position in
+the file and a role); :class:`MessageList` holds them beside ordinary models and validates each one the
+first time somebody reads it, so a long session costs nothing for the messages nobody looks at. Request
+building reads them without typing at all (:meth:`MessageList.views`, the read-only views of
+:mod:`pi_core.ai.views`), and a provider can tell an unchanged message from the last request by its
+item (:meth:`MessageList.items`), which stays the same object for as long as the transcript holds it.
+
+To everybody else a ``MessageList`` is a list of models: indexing, iterating, slicing (a plain list),
+``append``/``insert``/``pop``/``del``, ``len``, ``in`` and ``==``; ``copy.deepcopy`` gives a plain list of
+copies (what plugin hooks receive).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Iterator, MutableSequence
+from typing import Any, overload
+
+
+class DeferredMessage:
+    """A message whose role is known but whose content has not been read or typed yet.
+
+    Subclasses (the session store's) implement :meth:`typed` and may implement :meth:`view` and, to
+    read many at once, :meth:`views_of`.
+    """
+
+    __slots__ = ()
+    role: Any
+
+    def typed(self) -> Any:
+        """The message as its model (validated on first call, the same object afterwards)."""
+        raise NotImplementedError
+
+    def view(self) -> Any:
+        """A read-only view for request building (:mod:`pi_core.ai.views`) or the model itself;
+        ``None`` when the message contributes nothing (it does not validate)."""
+        return self.typed()
+
+    @classmethod
+    def views_of(cls, items: list[Any]) -> list[Any]:
+        """:meth:`view` of each of ``items`` (all of this class), possibly reading them in one go."""
+        return [item.view() for item in items]
+
+
+def _typed(item: Any) -> Any:
+    return item.typed() if isinstance(item, DeferredMessage) else item
+
+
+class MessageList(MutableSequence[Any]):
+    """A list of messages, some of which may be :class:`DeferredMessage` items typed on first read."""
+
+    __slots__ = ("_items", "_roles")
+
+    def __init__(self, items: Iterable[Any] = (), roles: frozenset[str] | None = None) -> None:
+        """``roles``: when given, reading (iterating, slicing, copying) leaves out a message whose model
+        turns out to have another role — a stored message that does not validate reads as an
+        ``invalid:...`` one, which a model's input must not hold."""
+        self._items: list[Any] = items.items() if isinstance(items, MessageList) else list(items)
+        self._roles = roles
+
+    # -- what makes it lazy ------------------------------------------------------------------
+
+    def items(self) -> list[Any]:
+        """The items as held: models and not yet typed :class:`DeferredMessage` items (a copy of the
+        list; each item has a ``role``)."""
+        return list(self._items)
+
+    def views(self, start: int = 0, stop: int | None = None) -> list[Any]:
+        """Messages ``start:stop`` for request building: models as they are, deferred ones as views
+        (or models); ``None`` for one that contributes nothing."""
+        items = self._items[start:stop]
+        out = list(items)
+        batches: dict[type, list[int]] = {}
+        for n, item in enumerate(items):
+            if isinstance(item, DeferredMessage):
+                batches.setdefault(type(item), []).append(n)
+        for kind, where in batches.items():
+            for n, view in zip(where, kind.views_of([items[n] for n in where])):
+                out[n] = view
+        return out
+
+    def without_role(self, role: str) -> MessageList:
+        """A new list without the messages of ``role`` (read from the items: nothing is typed)."""
+        return MessageList([item for item in self._items if getattr(item, "role", None) != role], self._roles)
+
+    # -- the list protocol -----------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Any]: ...
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return self._kept(_typed(item) for item in self._items[index])
+        return _typed(self._items[index])
+
+    def _kept(self, messages: Iterable[Any]) -> list[Any]:
+        roles = self._roles
+        if roles is None:
+            return list(messages)
+        return [m for m in messages if getattr(m, "role", None) in roles]
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        if isinstance(index, slice):
+            self._items[index] = value.items() if isinstance(value, MessageList) else list(value)
+        else:
+            self._items[index] = value
+
+    def __delitem__(self, index: int | slice) -> None:
+        del self._items[index]
+
+    def insert(self, index: int, value: Any) -> None:
+        self._items.insert(index, value)
+
+    def append(self, value: Any) -> None:
+        self._items.append(value)
+
+    def extend(self, values: Iterable[Any]) -> None:
+        self._items.extend(values.items() if isinstance(values, MessageList) else values)
+
+    def clear(self) -> None:
+        self._items.clear()
+
+    def __iter__(self) -> Iterator[Any]:
+        roles = self._roles
+        for item in self._items:
+            message = _typed(item)
+            if roles is None or getattr(message, "role", None) in roles:
+                yield message
+
+    def __contains__(self, value: object) -> bool:
+        if any(item is value for item in self._items):
+            return True
+        return any(m == value for m in self)
+
+    def index(self, value: Any, start: int = 0, stop: int | None = None) -> int:
+        items = self._items[start:stop]
+        for n, item in enumerate(items):
+            if item is value:
+                return start + n
+        for n, item in enumerate(items):
+            if _typed(item) == value:
+                return start + n
+        raise ValueError(f"{value!r} is not in the list")
+
+    def copy(self) -> MessageList:
+        return MessageList(self._items, self._roles)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> list[Any]:
+        return [copy.deepcopy(message, memo) for message in self]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, MessageList) and other._items == self._items:
+            return True
+        if not isinstance(other, (list, tuple, MessageList)):
+            return NotImplemented
+        return len(self) == len(other) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        deferred = sum(isinstance(item, DeferredMessage) for item in self._items)
+        return f"MessageList({len(self)} messages, {deferred} not read)"
+
+
+def message_items(messages: Any) -> list[Any]:
+    """The items of ``messages`` as held (see :meth:`MessageList.items`); a plain sequence as it is."""
+    return messages.items() if isinstance(messages, MessageList) else list(messages)
+
+
+def message_views(messages: Any, start: int = 0, stop: int | None = None) -> list[Any]:
+    """``messages[start:stop]`` for request building (see :meth:`MessageList.views`)."""
+    if isinstance(messages, MessageList):
+        return messages.views(start, stop)
+    return list(messages[start:stop])
+
+
+__all__ = ["DeferredMessage", "MessageList", "message_items", "message_views"]

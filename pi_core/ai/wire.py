@@ -1,0 +1,287 @@
+"""A request's conversation converted turn by turn, kept encoded, and reused by the next request.
+
+On a long session almost all of a request is what the previous request sent. :class:`TurnCache`
+converts a conversation one turn at a time (a turn starts at an assistant message; nothing before it
+depends on what follows) and keeps each turn as the JSON text it encodes to; the next request on the
+same conversation takes the turns whose messages are the very same items as they were (see
+:meth:`pi_core.ai.MessageList.items`) and converts only the rest. The result, :class:`EncodedMessages`,
+stays encoded on its way into the request body (:func:`encode_body`): a turn is converted and
+serialized once per session, not once per request.
+
+``EncodedMessages`` behaves as a list of dicts to anyone who looks (it decodes itself on first access,
+and from then on the body is encoded from what was decoded, changes included), so hooks and tests see
+the payload they always saw.
+"""
+
+from __future__ import annotations
+
+import bisect
+import operator
+import uuid
+from collections.abc import Callable, Iterable, Iterator, MutableSequence, Sequence
+from typing import Any, overload
+
+from .message_list import message_items, message_views
+
+#: ``convert_turn(views, offset) -> (items, consumed)``: the wire items of one turn's messages (views
+#: or models, invalid ones left out); ``offset`` is the sum of ``consumed`` over the turns before it
+#: (for protocols that number messages across the conversation).
+TurnConverter = Callable[[list[Any], int], tuple[list[dict[str, Any]], int]]
+
+#: How many messages are read (and their views held) at once while converting.
+_WINDOW = 2048
+_decode: Any = None
+
+
+def _json_items(part: bytes) -> list[Any]:
+    global _decode
+    if _decode is None:
+        import msgspec
+
+        _decode = msgspec.json.Decoder().decode
+    return _decode(b"[" + part + b"]") if part else []
+
+
+def _encode_items(items: list[Any]) -> bytes:
+    """The items as JSON, without the brackets of the array (``b""`` for none)."""
+    from .http import encode_json
+
+    return encode_json(items)[1:-1] if items else b""
+
+
+class EncodedMessages(MutableSequence[Any]):
+    """The message array of a request: ``head`` items (dicts), the encoded turns, ``tail`` items (the
+    last turn's dicts, which a provider may still change: a cache marker on the last message)."""
+
+    __slots__ = ("head", "_parts", "_count", "tail", "_list")
+
+    def __init__(self, head: list[dict[str, Any]], parts: list[bytes], count: int, tail: list[dict[str, Any]]) -> None:
+        self.head, self._parts, self._count, self.tail = head, parts, count, tail
+        self._list: list[Any] | None = None
+
+    def materialize(self) -> list[Any]:
+        """The items as a plain list of dicts (decoded once; the body is then encoded from it)."""
+        if self._list is None:
+            decoded: list[Any] = list(self.head)
+            for part in self._parts:
+                decoded += _json_items(part)
+            decoded += self.tail
+            self._list = decoded
+        return self._list
+
+    def chunks(self) -> Iterator[bytes]:
+        """The array's JSON text in pieces (encoded turns as kept, the rest encoded now)."""
+        if self._list is not None:
+            yield b"[" + _encode_items(self._list) + b"]"
+            return
+        yield b"["
+        first = True
+        for piece in (_encode_items(self.head), *self._parts, _encode_items(self.tail)):
+            if piece:
+                if not first:
+                    yield b","
+                yield piece
+                first = False
+        yield b"]"
+
+    def last(self) -> dict[str, Any] | None:
+        """The last item, to change in place (decodes the last turn if the tail is empty)."""
+        if self._list is not None:
+            return self._list[-1] if self._list else None
+        if not self.tail and self._parts:
+            part = self._parts.pop()
+            self.tail = _json_items(part)
+            self._count -= len(self.tail)
+        if self.tail:
+            return self.tail[-1]
+        return self.head[-1] if self.head else None
+
+    def __len__(self) -> int:
+        if self._list is not None:
+            return len(self._list)
+        return len(self.head) + self._count + len(self.tail)
+
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Any]: ...
+    def __getitem__(self, index: int | slice) -> Any:
+        return self.materialize()[index]
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        self.materialize()[index] = value
+
+    def __delitem__(self, index: int | slice) -> None:
+        del self.materialize()[index]
+
+    def insert(self, index: int, value: Any) -> None:
+        self.materialize().insert(index, value)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.materialize())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, EncodedMessages):
+            other = other.materialize()
+        return self.materialize() == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> list[Any]:
+        import copy
+
+        return copy.deepcopy(self.materialize(), memo)
+
+    def __repr__(self) -> str:
+        return f"EncodedMessages({len(self)} items)"
+
+
+class _Turns:
+    """One conversation's converted turns: where each starts, its offset, its encoded items."""
+
+    __slots__ = ("items", "starts", "offsets", "parts", "counts")
+
+    def __init__(self) -> None:
+        self.items: list[Any] = []
+        self.starts: list[int] = []
+        self.offsets: list[int] = []
+        self.parts: list[bytes] = []
+        self.counts: list[int] = []
+
+
+class TurnCache:
+    """The turns of the last request of a few conversations (one per key: a model and its dialect)."""
+
+    def __init__(self, size: int = 4) -> None:
+        self.size = size
+        self._by_key: dict[str, _Turns] = {}
+
+    def clear(self) -> None:
+        self._by_key.clear()
+
+    def convert(self, key: str, messages: Sequence[Any], convert_turn: TurnConverter,
+                head: list[dict[str, Any]] | None = None) -> EncodedMessages:
+        """``head`` followed by the wire items of ``messages`` (the conversation, without system
+        messages), converted turn by turn; turns of the last request under ``key`` whose messages are
+        the same items are reused as they were encoded."""
+        items = message_items(messages)
+        old = self._by_key.pop(key, None)
+        turns = _Turns()
+        begin, offset = 0, 0
+        if old is not None:
+            same = _common_prefix(old.items, items)
+            # Turn k is the same if the next one starts (with the same assistant message) inside ``same``.
+            keep = bisect.bisect_left(old.starts, same) - 1
+            if keep > 0:
+                begin, offset = old.starts[keep], old.offsets[keep]
+                turns.starts, turns.offsets = old.starts[:keep], old.offsets[:keep]
+                turns.parts, turns.counts = old.parts[:keep], old.counts[:keep]
+        turns.items = items
+        starts = _turn_starts(items, begin)
+        tail: list[dict[str, Any]] = []
+        for lo, hi in _windows(starts, len(items)):
+            views = message_views(messages, lo, hi)
+            bounds = starts[bisect.bisect_left(starts, lo):bisect.bisect_left(starts, hi)] + [hi]
+            for start, end in zip(bounds, bounds[1:]):
+                turn = [v for v in views[start - lo:end - lo] if v is not None]
+                converted, consumed = convert_turn(turn, offset)
+                turns.starts.append(start)
+                turns.offsets.append(offset)
+                offset += consumed
+                if end == len(items):  # the last turn: never reused as it is, left open for the caller
+                    tail = converted
+                    turns.parts.append(b"")
+                    turns.counts.append(0)
+                else:
+                    turns.parts.append(_encode_items(converted))
+                    turns.counts.append(len(converted))
+        self._by_key[key] = turns
+        while len(self._by_key) > self.size:
+            del self._by_key[next(iter(self._by_key))]
+        parts = [p for p in turns.parts if p]
+        return EncodedMessages(list(head or []), parts, sum(turns.counts), tail)
+
+
+def _common_prefix(old: list[Any], new: list[Any]) -> int:
+    n = min(len(old), len(new))
+    if all(map(operator.is_, old[:n], new[:n])):
+        return n
+    return next(i for i in range(n) if old[i] is not new[i])
+
+
+def _turn_starts(items: list[Any], begin: int) -> list[int]:
+    """Where the turns from ``begin`` on start: ``begin``, then before each assistant message."""
+    if begin >= len(items):
+        return []
+    starts = [begin]
+    for i in range(begin + 1, len(items)):
+        if getattr(items[i], "role", None) == "assistant":
+            starts.append(i)
+    return starts
+
+
+def _windows(starts: list[int], end: int) -> Iterable[tuple[int, int]]:
+    """Ranges of whole turns of about ``_WINDOW`` messages."""
+    if not starts:
+        return
+    lo = starts[0]
+    for start in starts[1:]:
+        if start - lo >= _WINDOW:
+            yield lo, start
+            lo = start
+    yield lo, end
+
+
+# -- the body ----------------------------------------------------------------------------------------
+_MARK = "pi-encoded-" + uuid.uuid4().hex
+
+
+def encode_body(payload: Any) -> bytes | list[bytes]:
+    """The JSON body of ``payload``: ``bytes``, or the body in pieces when a top-level value is
+    :class:`EncodedMessages` (its turns go out as they were encoded)."""
+    from .http import encode_json
+
+    if not isinstance(payload, dict):
+        return encode_json(payload)
+    found = next((k for k, v in payload.items() if isinstance(v, EncodedMessages)), None)
+    if found is None:
+        return encode_json(payload)
+    encoded = payload[found]
+    text = encode_json({**payload, found: _MARK})
+    before, _, after = text.partition(b'"' + _MARK.encode() + b'"')
+    return [before, *encoded.chunks(), after]
+
+
+def body_bytes(payload: Any) -> bytes:
+    """:func:`encode_body` joined (for a body that must be signed or hashed whole)."""
+    body = encode_body(payload)
+    return body if isinstance(body, bytes) else b"".join(body)
+
+
+class BodyStream:
+    """An async iterable over a body's pieces, joined into writes of about a megabyte (re-iterable, so
+    a retried request can send it again)."""
+
+    WRITE = 1 << 20
+
+    def __init__(self, pieces: list[bytes]) -> None:
+        self.pieces = pieces
+        self.length = sum(map(len, pieces))
+
+    async def __aiter__(self) -> Any:
+        pending: list[bytes] = []
+        size = 0
+        for piece in self.pieces:
+            if len(piece) >= self.WRITE and not pending:
+                yield piece
+                continue
+            pending.append(piece)
+            size += len(piece)
+            if size >= self.WRITE:
+                yield b"".join(pending)
+                pending, size = [], 0
+        if pending:
+            yield b"".join(pending)
+
+
+__all__ = ["BodyStream", "EncodedMessages", "TurnCache", "TurnConverter", "body_bytes", "encode_body"]

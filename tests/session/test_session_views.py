@@ -1,0 +1,235 @@
+"""Request building straight from the stored lines must send exactly what typing every message sends.
+
+A resumed session hands the agent a ``MessageList`` whose stored messages are read, for a request,
+as views decoded from their lines (never typed). The reference is the old way: every message typed
+by pydantic, converted by ``convert_to_llm`` and by the provider, encoded. Sessions hold every message
+shape (images, thinking with and without signatures, redacted thinking, tool calls of another model,
+failed answers, system messages with sections and tools, bash executions, custom messages, summaries,
+compactions, context edits) and lines that do not fit the message format (skipped either way).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from pi_core import SessionManager
+from pi_core.agent.loop import LoopConfig, build_context
+from pi_core.ai import Context, Model, MessageList
+from pi_core.ai.abort import AbortController
+from pi_core.ai.http import encode_json
+from pi_core.ai.options import StreamOptions
+from pi_core.ai.wire import body_bytes
+from pi_core.session import convert_to_llm
+from plugins.providers import openai_completions
+from plugins.providers.openai_completions import build_payload
+
+IMAGE = {"type": "image", "data": "aGVsbG8=", "mimeType": "image/png"}
+
+
+def model(**changes: Any) -> Model:
+    base = dict(id="m", api="openai-completions", provider="p", base_url="http://127.0.0.1:9/v1",
+                context_window=100_000, max_tokens=1000, input=["text", "image"], reasoning=True)
+    return Model(**{**base, **changes})
+
+
+def assistant(n: int, *, provider: str = "p", stop: str = "toolUse", call: bool = True,
+              thinking: dict[str, Any] | None = None) -> dict[str, Any]:
+    content: list[dict[str, Any]] = []
+    if thinking is not None:
+        content.append(thinking)
+    content.append({"type": "text", "text": f"answer {n} é \u2028"})
+    if call:
+        content.append({"type": "toolCall", "id": f"call_{n}|fc_{n}", "name": "read",
+                        "arguments": {"path": f"f{n}.py", "n": n, "deep": {"x": [1, 2.5, None]}}})
+    return {"role": "assistant", "content": content, "api": "openai-completions", "provider": provider,
+            "model": "m", "usage": {"input": 10 + n, "output": 2, "cacheRead": 0, "cacheWrite": 0,
+                                    "totalTokens": 12 + n, "cost": {"input": 0.1, "output": 0, "cacheRead": 0,
+                                                                    "cacheWrite": 0, "total": 0.1}},
+            "stopReason": stop if call else "stop", "timestamp": 1000 + n}
+
+
+def result(n: int, *, image: bool = False, error: bool = False) -> dict[str, Any]:
+    content: list[dict[str, Any]] = [{"type": "text", "text": "x" * (n * 13) + "\n\tq\"uote"}]
+    if image:
+        content.append(IMAGE)
+    return {"role": "toolResult", "toolCallId": f"call_{n}|fc_{n}", "toolName": "read", "content": content,
+            "details": {"diff": [n], "any": "thing"}, "isError": error, "timestamp": 2000 + n}
+
+
+def build(directory: Path) -> Path:
+    s = SessionManager.create(directory, directory)
+    s.append_message({"role": "system", "content": "", "sections": {"preamble": "be good", "tools": None},
+                      "toolsAdded": [{"name": "read", "description": "r", "parameters": {}}], "timestamp": 1})
+    s.append_model_change("p", "m")
+    first = s.append_message({"role": "user", "content": [{"type": "text", "text": "hello"}, IMAGE],
+                              "timestamp": 5})
+    for n in range(40):
+        thinking = None
+        if n % 3 == 0:
+            thinking = {"type": "thinking", "thinking": f"hmm {n}", "thinkingSignature": f"sig{n}"}
+        elif n % 3 == 1:
+            thinking = {"type": "thinking", "thinking": "", "redacted": True, "thinkingSignature": "opaque"}
+        s.append_message(assistant(n, provider="q" if n % 7 == 2 else "p", thinking=thinking))
+        if n % 11 != 4:  # some calls are never answered
+            s.append_message(result(n, image=n % 5 == 0, error=n % 6 == 0))
+        if n % 8 == 3:
+            s.append_message({"role": "user", "content": f"steer {n}", "timestamp": 3000 + n})
+        if n == 6:
+            s.append_message({"role": "bashExecution", "command": "ls", "output": "a\nb", "exitCode": 1,
+                              "cancelled": False, "truncated": False, "timestamp": 7})
+            s.append_custom_message_entry("note", "remember this", display=True, details={"k": 1})
+            s.append_message({"role": "system", "content": "later system prompt", "timestamp": 8})
+        if n == 9:
+            failed = s.append_message({**assistant(n, call=False), "stopReason": "error", "errorMessage": "boom"})
+            s.append_message({**assistant(n + 100, call=False), "stopReason": "aborted"})
+            s.append_context_edit(failed, None)
+        if n == 12:
+            leaf = s.get_leaf_id()
+            s.branch(first)
+            s.append_message(assistant(99, call=False))
+            s.branch_with_summary(leaf, "tried another way")
+        if n == 20:
+            kept = s.get_raw_branch()[-6]["id"]
+            s.append_compaction("summary of the start", kept, 1234, {"readFiles": ["a"]})
+        if n == 25:
+            target = s.get_raw_branch()[-2]["id"]
+            s.append_context_edit(target, {"content": "shorter"})
+    s.append_message({"role": "user", "content": "last question", "timestamp": 9})
+    path = Path(s.session_file)
+    leaf = s.get_leaf_id()
+    s.close()
+    # Messages written by another program, some of which do not fit the format (skipped either way).
+    odd = [
+        {"role": "user", "content": [{"type": "text", "text": 5}], "timestamp": 1},  # bad text
+        {"role": "toolResult", "tool_call_id": "call_39|fc_39", "tool_name": "read",  # snake case
+         "content": [{"type": "text", "text": "snake"}], "timestamp": 2},
+        {"role": "user", "content": "float time", "timestamp": 12.0},
+        {"role": "assistant", "content": [{"type": "text", "text": "no usage"}], "stopReason": "stop",
+         "provider": "p", "model": "m", "api": "openai-completions", "extra": {"kept": True},
+         "timestamp": 3},
+        {"role": "assistant", "content": [{"type": "toolCall", "id": "c", "name": "x",
+                                           "arguments": "not an object"}], "stopReason": "toolUse", "timestamp": 4},
+        {"role": "user", "content": None, "timestamp": 6},
+        {"role": "toolResult", "toolCallId": "c", "toolName": "x", "content": [], "isError": "yes",
+         "timestamp": 5},
+        {"role": "user", "content": "last question", "timestamp": 9},
+    ]
+    with path.open("a", encoding="utf-8") as out:
+        for n, message in enumerate(odd):
+            entry = {"type": "message", "id": f"odd{n:04d}", "parentId": leaf,
+                     "timestamp": "2026-01-01T00:00:00.000Z", "message": message}
+            out.write(json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n")
+            leaf = entry["id"]
+    return path
+
+
+def typed_request(path: Path, m: Model) -> bytes:
+    """The reference: every message typed, converted and encoded from scratch."""
+    s = SessionManager.open(path, read_only=True)
+    try:
+        messages = [msg for msg in s.build_session_context().messages if msg.role != "system"]
+        context = Context(system_prompt="sys", messages=convert_to_llm(messages))
+        openai_completions._TURNS.clear()  # noqa: SLF001 - no reuse in the reference
+        payload = build_payload(m, context, StreamOptions())
+        payload["messages"] = list(payload["messages"])  # as plain dicts
+        return encode_json(payload)
+    finally:
+        s.close()
+
+
+def lazy_context(s: SessionManager) -> Context:
+    """The context a resumed session's agent builds: a MessageList through the loop's own code."""
+    messages = s.build_session_context().message_list()
+    config = LoopConfig(model=model(), stream=None, system_prompt="sys", tools=[], convert_to_llm=convert_to_llm)  # type: ignore[arg-type]
+    return asyncio.run(build_context(messages, config, AbortController().signal))
+
+
+def test_requests_from_views_are_byte_for_byte_the_typed_ones(tmp_path: Path) -> None:
+    path = build(tmp_path)
+    for m in (model(), model(provider="q"), model(input=["text"]), model(reasoning=False)):
+        expected = typed_request(path, m)
+        s = SessionManager.open(path, read_only=True)
+        try:
+            context = lazy_context(s)
+            assert isinstance(context.messages, MessageList)
+            openai_completions._TURNS.clear()  # noqa: SLF001
+            assert body_bytes(build_payload(m, context, StreamOptions())) == expected
+            again = lazy_context(s)  # a second request on the same session: turns reused
+            assert body_bytes(build_payload(m, again, StreamOptions())) == expected
+        finally:
+            s.close()
+
+
+def test_nothing_is_typed_for_a_request(tmp_path: Path) -> None:
+    path = build(tmp_path)
+    s = SessionManager.open(path, read_only=True)
+    try:
+        messages = s.build_session_context().message_list()
+        context = lazy_context(s)
+        openai_completions._TURNS.clear()  # noqa: SLF001
+        body_bytes(build_payload(model(), context, StreamOptions()))
+        stored = [item for item in messages.items() if type(item).__name__ == "StoredMessage"]
+        assert len(stored) > 40
+        # The bad lines are typed (to be sure they are left out); none of the good ones is.
+        assert "typed" not in repr(stored[0])
+        typed = [item for item in context.messages.items() if "typed" in repr(item)]
+        assert len(typed) <= 8
+    finally:
+        s.close()
+
+
+def test_plugins_still_get_typed_messages(tmp_path: Path) -> None:
+    path = build(tmp_path)
+    s = SessionManager.open(path, read_only=True)
+    try:
+        lazy = s.build_session_context().message_list()
+        reference = list(s.build_session_context().messages)
+        assert list(lazy) == reference  # reading types them, the same models as before
+        assert lazy[3] is lazy[3]
+        assert [type(m).__name__ for m in lazy] == [type(m).__name__ for m in reference]
+    finally:
+        s.close()
+
+
+def test_a_line_replaced_on_disk_is_not_sent_as_something_else(tmp_path: Path) -> None:
+    path = build(tmp_path)
+    s = SessionManager.open(path, read_only=True)
+    try:
+        messages = s.build_session_context().message_list()
+        lines = path.read_bytes().splitlines(keepends=True)
+        # Same length, other entry id: what the store meant to read is no longer there.
+        swapped = [line.replace(b'"id":"', b'"id":"Z', 1)[:len(line) - 2] + line[-2:]
+                   if json.loads(line).get("type") == "message" else line for line in lines]
+        path.write_bytes(b"".join(swapped))
+        context = asyncio.run(build_context(messages, LoopConfig(model=model(), stream=None, system_prompt="sys", tools=[],  # type: ignore[arg-type]
+                                                                 convert_to_llm=convert_to_llm),
+                                            AbortController().signal))
+        openai_completions._TURNS.clear()  # noqa: SLF001
+        try:
+            build_payload(model(), context, StreamOptions())
+        except Exception as exc:  # the store's error names the file and what to do
+            assert "reopen" in str(exc)
+        else:
+            raise AssertionError("a changed file was read as if it had not changed")
+    finally:
+        s.close()
+
+
+def test_a_copy_for_plugins_is_a_valid_model_input(tmp_path: Path) -> None:
+    """``context_with_system`` handlers get a deep copy of the request's messages: typed, and without
+    the stored messages that do not validate (as the typed path never held them)."""
+    import copy
+
+    path = build(tmp_path)
+    s = SessionManager.open(path, read_only=True)
+    try:
+        copied = copy.deepcopy(lazy_context(s).messages)
+        reference = convert_to_llm([m for m in s.build_session_context().messages if m.role != "system"])
+        assert copied == reference
+        assert Context(messages=copied).messages == reference  # validates: no invalid:... roles
+        assert list(lazy_context(s).messages) == reference
+    finally:
+        s.close()
