@@ -26,7 +26,11 @@ MAX_BODY_CHARS = 4000
 
 def js_json(value: Any) -> str:
     """``JSON.stringify(value)``: compact separators, non-ASCII characters unescaped."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return _js_encode(value)
+
+
+# One encoder for every call: ``json.dumps`` with options builds a new one each time.
+_js_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
 
 def _truncate(text: str) -> str:

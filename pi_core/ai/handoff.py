@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .types import AssistantMessage, Model, TextContent, ToolCall, ToolResultMessage, now_ms
-from .views import is_view, text_block, tool_call_block
+from .views import is_view, text_block, tool_call_block, tool_result_view
 
 NO_RESULT = "No result provided"
 IMAGE_PLACEHOLDER = "(image omitted: model does not support images)"
@@ -121,7 +121,9 @@ def _first_pass(messages: Sequence[Any], model: Model, normalize: IdNormalizer |
     return out
 
 
-def _synthetic_result(call: Any) -> ToolResultMessage:
+def _synthetic_result(call: Any) -> Any:
+    if is_view(call):  # what is made for a view is a view
+        return tool_result_view(call.id, call.name, NO_RESULT)
     return ToolResultMessage(tool_call_id=call.id, tool_name=call.name, content=[TextContent(text=NO_RESULT)],
                              is_error=True, timestamp=now_ms())
 

@@ -24,7 +24,13 @@ EXTENDED_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 
 def sanitize_surrogates(text: str) -> str:
     """Remove unpaired UTF-16 surrogates (a JSON ``"\\ud83d"`` decodes to one); providers reject them."""
-    return _SURROGATES.sub("", text) if not text.isascii() else text
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")  # a few times faster than the pattern; fails only on a lone surrogate
+    except UnicodeEncodeError:
+        return _SURROGATES.sub("", text)
+    return text
 
 
 def system_prompt(context: Context) -> str | None:

@@ -18,6 +18,8 @@ from typing import Any, ClassVar, Literal, Union
 
 import msgspec
 
+from .types import now_ms
+
 _STRUCT = {"rename": "camel", "frozen": False, "array_like": False}
 
 StopReasonView = Literal["stop", "length", "toolUse", "error", "aborted", "pending"]
@@ -206,6 +208,12 @@ def tool_call_block(call_id: str, name: str, arguments: dict[str, Any]) -> ToolC
     return ToolCallView(id=call_id, name=name, arguments=arguments)
 
 
+def tool_result_view(call_id: str, name: str, text: str) -> ToolResultMessageView:
+    """A failed tool result of one text block (what stands in for a missing result)."""
+    return ToolResultMessageView(tool_call_id=call_id, tool_name=name, content=[TextView(text=text)], is_error=True,
+                                 timestamp=now_ms())
+
+
 def is_view(value: Any) -> bool:
     """Whether ``value`` is a view (not a pydantic model)."""
     return isinstance(value, _View)
@@ -228,4 +236,5 @@ __all__ = [
     "message_view",
     "text_block",
     "tool_call_block",
+    "tool_result_view",
 ]

@@ -155,7 +155,8 @@ class TreeIndex:
         position = self.position
         get = position.get
         if broken:
-            parent_ids = [_past_broken(p, position, broken) for p in parent_ids]
+            parent_ids = [_past_broken(p, position, broken) if p.__class__ is str and p not in position else p
+                          for p in parent_ids]
         try:
             self.parents.extend([get(p, -1) for p in parent_ids])
         except TypeError:  # an unhashable parentId somewhere

@@ -481,7 +481,7 @@ async def stream_completions(model: Model, context: Context, options: StreamOpti
                 await _read_to_end(events)
                 break
             try:
-                chunk = json.loads(data)
+                chunk = _decode_chunk(data)
             except ValueError:
                 continue
             if not isinstance(chunk, dict):
@@ -491,6 +491,23 @@ async def stream_completions(model: Model, context: Context, options: StreamOpti
                 raise _stream_error(chunk)
             parser.chunk(chunk)
     _finish(writer, parser, compat)
+
+
+_msgspec_decode: Any = None
+
+
+def _decode_chunk(data: str) -> Any:
+    """One stream chunk: msgspec (a few times the standard parser's speed, which a stream of many
+    small deltas feels), the standard parser for what msgspec refuses (it says what is wrong)."""
+    global _msgspec_decode
+    if _msgspec_decode is None:
+        import msgspec
+
+        _msgspec_decode = msgspec.json.Decoder().decode
+    try:
+        return _msgspec_decode(data)
+    except Exception:  # noqa: BLE001 - msgspec's errors are not ValueErrors
+        return json.loads(data)
 
 
 async def _read_to_end(events: Any) -> None:

@@ -384,3 +384,13 @@ def test_missing_key_for_a_remote_host_is_an_error() -> None:
 def test_compat_overrides_are_field_by_field() -> None:
     compat = get_compat(model(base_url="https://api.x.ai/v1", provider="xai", compat={"supportsStore": True}))
     assert compat["supportsStore"] is True and compat["supportsReasoningEffort"] is False
+
+
+def test_chunks_msgspec_refuses_are_read_as_before() -> None:
+    """Stream chunks are decoded by msgspec; what it refuses (NaN, which Python's parser takes) is read by
+    the standard parser, and a chunk that is not JSON at all is skipped, as before."""
+    text = 'data: {"choices":[{"delta":{"content":"a"},"finish_reason":null}],"x":NaN}\n\n'
+    chunks = [text, "data: {not json\n\n",
+              'data: {"choices":[{"delta":{"content":"b\\u00e9"},"finish_reason":"stop"}]}\n\n', "data: [DONE]\n\n"]
+    message, _, _ = run(serve([Reply(chunks=["".join(chunks).encode()])]))
+    assert message.stop_reason == "stop" and message.text() == "abé"
