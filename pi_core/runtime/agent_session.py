@@ -152,6 +152,7 @@ class AgentSession:
         self._closed = False
         self._next_turn: list[Any] = []
         self._tasks: set[asyncio.Future[Any]] = set()
+        self._inputs: set[asyncio.Future[Any]] = set()
         self._nested: NestedCalls | None = None
         self._declared = DeclaredTools()
         retry = self.settings.retry
@@ -399,6 +400,19 @@ class AgentSession:
         task = asyncio.ensure_future(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    def queue_input(self, work: Awaitable[Any]) -> None:
+        """Like :meth:`background`, for input sent while the agent runs (``send_user_message`` from a
+        hook): the run waits for it before deciding whether it is over, so a follow-up queued from an
+        ``agent_end`` handler starts the next run instead of a run after the session settled."""
+        task = asyncio.ensure_future(work)
+        for pending in (self._tasks, self._inputs):
+            pending.add(task)
+            task.add_done_callback(pending.discard)
+
+    async def _queued_inputs(self) -> None:
+        while self._inputs:
+            await asyncio.gather(*list(self._inputs), return_exceptions=True)
 
     # -- compaction and the tree (pi_core.runtime.compaction) ----------------------------------
 
@@ -792,6 +806,7 @@ class AgentSession:
                 await self.compactor.compact_after_run()
                 if self.agent.last_run_aborted or self.auto_retry.aborted:
                     break
+                await self._queued_inputs()
                 queued = self.agent.take_queued()  # queued by agent_end handlers: one more run, as in pi
                 if queued:
                     self._queue_changed()

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from ..extensions.mcp_servers import RegisteredMcpServer
     from ..extensions.results import ContextUsage, SlashCommandInfo
     from ..session.manager import SessionManager
+    from ..session.messages import CustomMessage
     from ..toolkit.process import ProcessResult
     from .agent_session import AgentSession
     from .compaction import CompactionResult
@@ -133,7 +134,7 @@ class PluginBridge:
 
     # -- messages and entries ----------------------------------------------------------------------
 
-    def send_message(self, message: Message | str, *, deliver_as: DeliverAs = "steer",
+    def send_message(self, message: Message | CustomMessage | str, *, deliver_as: DeliverAs = "steer",
                      trigger_turn: bool = False) -> None:
         """pi's ``sendMessage``: queued while running; for the next prompt; a run of its own; or just stored."""
         s = self._s
@@ -155,8 +156,9 @@ class PluginBridge:
         text, images = _split_content(content)
         if s.is_streaming and deliver_as is None:
             raise RuntimeError("the agent is running: pass deliver_as='steer' or 'followUp' to queue the message")
-        s.background(s.prompt(text, images, streaming_behavior=deliver_as if s.is_streaming else None,
-                              source="extension", expand=expand_prompt_templates))
+        (s.queue_input if s.is_streaming else s.background)(
+            s.prompt(text, images, streaming_behavior=deliver_as if s.is_streaming else None, source="extension",
+                     expand=expand_prompt_templates))
 
     def append_entry(self, custom_type: str, data: Any = None) -> str:
         return self._s.session.append_custom_entry(custom_type, data)
@@ -258,7 +260,7 @@ class PluginBridge:
 def _split_content(content: str | Sequence[TextContent | ImageContent]) -> tuple[str, list[ImageContent]]:
     if isinstance(content, str):
         return content, []
-    text = "".join(b.text for b in content if isinstance(b, TextContent))
+    text = "\n".join(b.text for b in content if isinstance(b, TextContent))  # pi joins the parts with newlines
     return text, [b for b in content if isinstance(b, ImageContent)]
 
 
