@@ -297,203 +297,292 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
-    from plugins.tools.bash import create_bash_tool
-    from plugins.tools.edit import create_edit_tool
-    from plugins.tools.read import create_read_tool
-    from plugins.tools.write import create_write_tool
-
+    # `X as X`: each name re-exported explicitly, so `mypy --strict` accepts imports from this package
+    from plugins.tools.bash import create_bash_tool as create_bash_tool
+    from plugins.tools.edit import create_edit_tool as create_edit_tool
+    from plugins.tools.read import create_read_tool as create_read_tool
+    from plugins.tools.write import create_write_tool as create_write_tool
     from .agent.operations import (
-        BashOperations,
-        EditOperations,
-        ExecResult,
-        LocalBashOperations,
-        LocalFileOperations,
-        ReadOperations,
-        SpawnHook,
-        WriteOperations,
-        is_local,
-        run_bash_operations,
+        BashOperations as BashOperations,
+        EditOperations as EditOperations,
+        ExecResult as ExecResult,
+        LocalBashOperations as LocalBashOperations,
+        LocalFileOperations as LocalFileOperations,
+        ReadOperations as ReadOperations,
+        SpawnHook as SpawnHook,
+        WriteOperations as WriteOperations,
+        is_local as is_local,
+        run_bash_operations as run_bash_operations,
     )
-    from .agent.paths import resolve_tool_path
+    from .agent.paths import resolve_tool_path as resolve_tool_path
     from .agent.tools import (
-        Tool,
-        ToolCallOutcome,
-        ToolCapabilities,
-        ToolContext,
-        ToolError,
-        ToolNamespace,
-        ToolResult,
+        Tool as Tool,
+        ToolCallOutcome as ToolCallOutcome,
+        ToolCapabilities as ToolCapabilities,
+        ToolContext as ToolContext,
+        ToolError as ToolError,
+        ToolNamespace as ToolNamespace,
+        ToolResult as ToolResult,
     )
-    from .ai.abort import AbortController, AbortSignal
+    from .ai.abort import AbortController as AbortController, AbortSignal as AbortSignal
     from .ai.types import (
-        AssistantMessage,
-        ImageContent,
-        Message,
-        Model,
-        SystemMessage,
-        TextContent,
-        ThinkingContent,
-        ToolCall,
-        ToolResultMessage,
-        UserMessage,
+        AssistantMessage as AssistantMessage,
+        ImageContent as ImageContent,
+        Message as Message,
+        Model as Model,
+        SystemMessage as SystemMessage,
+        TextContent as TextContent,
+        ThinkingContent as ThinkingContent,
+        ToolCall as ToolCall,
+        ToolResultMessage as ToolResultMessage,
+        UserMessage as UserMessage,
     )
-    from .events import *  # noqa: F403
-    from .extensions.bus import EventBus
-    from .extensions.context import UI, CommandContext, ExtensionContext
-    from .extensions.contributions import CliCommand, Command, Flag, Toolset
-    from .extensions.manager import PluginHost, build_plugin_host
-    from .extensions.markers import hookimpl
-    from .extensions.mcp_servers import RegisteredMcpServer
-    from .extensions.trust import is_project_trusted
+    from .events import (
+        AfterToolCallEvent as AfterToolCallEvent,
+        AgentBeforeSettleEvent as AgentBeforeSettleEvent,
+        AgentEndEvent as AgentEndEvent,
+        AgentStartEvent as AgentStartEvent,
+        AgentStartPatch as AgentStartPatch,
+        BeforeAgentStartEvent as BeforeAgentStartEvent,
+        BeforeToolCallEvent as BeforeToolCallEvent,
+        Block as Block,
+        BoundaryPatch as BoundaryPatch,
+        Cancel as Cancel,
+        CompactionOverride as CompactionOverride,
+        ContextEvent as ContextEvent,
+        ContextWithSystemEvent as ContextWithSystemEvent,
+        Handled as Handled,
+        InputEvent as InputEvent,
+        McpServersChangeEvent as McpServersChangeEvent,
+        MessageEndEvent as MessageEndEvent,
+        MessageStartEvent as MessageStartEvent,
+        MessageUpdateEvent as MessageUpdateEvent,
+        ModelSelectEvent as ModelSelectEvent,
+        ProjectTrustEvent as ProjectTrustEvent,
+        ProviderHeadersEvent as ProviderHeadersEvent,
+        ProviderRequestEvent as ProviderRequestEvent,
+        ProviderResponseEvent as ProviderResponseEvent,
+        ProviderStreamEvent as ProviderStreamEvent,
+        ResourcePaths as ResourcePaths,
+        ResourcesDiscoverEvent as ResourcesDiscoverEvent,
+        SessionBeforeCompactEvent as SessionBeforeCompactEvent,
+        SessionBeforeForkEvent as SessionBeforeForkEvent,
+        SessionBeforeSwitchEvent as SessionBeforeSwitchEvent,
+        SessionBeforeTreeEvent as SessionBeforeTreeEvent,
+        SessionCompactEvent as SessionCompactEvent,
+        SessionCompactFailedEvent as SessionCompactFailedEvent,
+        SessionShutdownEvent as SessionShutdownEvent,
+        SessionStartEvent as SessionStartEvent,
+        SessionTreeEvent as SessionTreeEvent,
+        ThinkingLevelSelectEvent as ThinkingLevelSelectEvent,
+        ToolExecutionEndEvent as ToolExecutionEndEvent,
+        ToolExecutionStartEvent as ToolExecutionStartEvent,
+        ToolExecutionUpdateEvent as ToolExecutionUpdateEvent,
+        ToolResultPatch as ToolResultPatch,
+        Transform as Transform,
+        TreeOverride as TreeOverride,
+        TrustDecision as TrustDecision,
+        TurnEndEvent as TurnEndEvent,
+        TurnStartEvent as TurnStartEvent,
+        UserBashEvent as UserBashEvent,
+        UserBashResult as UserBashResult,
+    )
+    from .extensions.bus import EventBus as EventBus
+    from .extensions.context import CommandContext as CommandContext, ExtensionContext as ExtensionContext, UI as UI
+    from .extensions.contributions import CliCommand as CliCommand, Command as Command, Flag as Flag, Toolset as Toolset
+    from .extensions.manager import PluginHost as PluginHost, build_plugin_host as build_plugin_host
+    from .extensions.markers import hookimpl as hookimpl
+    from .extensions.mcp_servers import RegisteredMcpServer as RegisteredMcpServer
     from .extensions.results import (
-        ContextUsage,
-        ForkResult,
-        NavigateResult,
-        SessionResult,
-        SlashCommandInfo,
-        SourceInfo,
+        ContextUsage as ContextUsage,
+        ForkResult as ForkResult,
+        NavigateResult as NavigateResult,
+        SessionResult as SessionResult,
+        SlashCommandInfo as SlashCommandInfo,
+        SourceInfo as SourceInfo,
     )
+    from .extensions.trust import is_project_trusted as is_project_trusted
+    from .packages.resolve import (
+        PackageResource as PackageResource,
+        PackageSet as PackageSet,
+        ResolvedPackage as ResolvedPackage,
+        discover_package_resources as discover_package_resources,
+        resolve_packages as resolve_packages,
+    )
+    from .packages.sources import PackageSource as PackageSource, parse_package_source as parse_package_source
+    from .paths import agent_dir as agent_dir
+    from .runtime.agent_session import (
+        AgentSession as AgentSession,
+        ForkPoint as ForkPoint,
+        SessionBusyError as SessionBusyError,
+        UnknownCommandError as UnknownCommandError,
+    )
+    from .runtime.compaction import CompactionError as CompactionError, CompactionResult as CompactionResult
     from .runtime.events import (
-        AgentSettledEvent,
-        AutoRetryEndEvent,
-        AutoRetryStartEvent,
-        CompactionEndEvent,
-        CompactionStartEvent,
-        EntryAppendedEvent,
-        QueueUpdateEvent,
+        AgentSettledEvent as AgentSettledEvent,
+        AutoRetryEndEvent as AutoRetryEndEvent,
+        AutoRetryStartEvent as AutoRetryStartEvent,
+        CompactionEndEvent as CompactionEndEvent,
+        CompactionStartEvent as CompactionStartEvent,
+        EntryAppendedEvent as EntryAppendedEvent,
+        QueueUpdateEvent as QueueUpdateEvent,
     )
-    from .runtime.compaction import CompactionError, CompactionResult
-    from .runtime.agent_session import AgentSession, ForkPoint, SessionBusyError, UnknownCommandError
-    from .safejson import JSON_MAX_DEPTH, JSONInputError, json_safe, parse_json
-    from .session.branch_summary import BranchPreparation
-    from .session.compaction import CompactionPreparation, FileOps, serialize_conversation
-    from .session.locations import default_session_dir
-    from .sdk import SetupError, create_agent_session
-    from .runtime.resources import (  # settings/resources
-        ContextFile,
-        ContextFiles,
-        FrontMatterError,
-        PromptTemplate,
-        ResourceDiagnostic,
-        ResourceError,
-        Skill,
-        SkillSet,
-        TemplateSet,
-        expand_prompt_template,
-        expand_skill_command,
-        load_context_files,
-        load_prompt_templates,
-        load_skills,
-        parse_front_matter,
+    from .runtime.resources import (
+        ContextFile as ContextFile,
+        ContextFiles as ContextFiles,
+        FrontMatterError as FrontMatterError,
+        PromptTemplate as PromptTemplate,
+        ResourceDiagnostic as ResourceDiagnostic,
+        ResourceError as ResourceError,
+        Skill as Skill,
+        SkillSet as SkillSet,
+        TemplateSet as TemplateSet,
+        expand_prompt_template as expand_prompt_template,
+        expand_skill_command as expand_skill_command,
+        load_context_files as load_context_files,
+        load_prompt_templates as load_prompt_templates,
+        load_skills as load_skills,
+        parse_front_matter as parse_front_matter,
     )
-    from .runtime.settings import Settings, SettingsError, SettingsIssue
-    from .packages.resolve import PackageResource, PackageSet, ResolvedPackage, discover_package_resources, resolve_packages
-    from .packages.sources import PackageSource, parse_package_source
-    from .runtime.system_prompt import SystemPrompt, SystemPromptOptions, build_system_prompt
-    from .toolkit.shell_env import (
-        DEFAULT_SECRET_PATTERNS,
-        ShellEnvPolicy,
-        scrubbed_env,
-        set_shell_env_policy,
-        shell_env_policy,
+    from .runtime.settings import Settings as Settings, SettingsError as SettingsError, SettingsIssue as SettingsIssue
+    from .runtime.system_prompt import (
+        SystemPrompt as SystemPrompt,
+        SystemPromptOptions as SystemPromptOptions,
+        build_system_prompt as build_system_prompt,
     )
-    from .toolkit.blocking import SpecialFileError, check_regular_file, run_blocking, special_file_kind
-    from .toolkit.diff import edit_diff
-    from .toolkit.ignore import Overrides, compile_pattern, glob_to_regex, walk
-    from .toolkit.images import PreparedImage, detect_image_mime, detect_image_mime_file, prepare_image
-    from .toolkit.mutation import atomic_write, file_mutation_lock, mutation_key
-    from .toolkit.process import (
-        NONINTERACTIVE_ENV,
-        OutputCollector,
-        ProcessResult,
-        ProcessStartError,
-        ShellConfig,
-        ShellResult,
-        build_env,
-        default_shell,
-        run_process,
-        run_shell,
-        sanitize_output,
+    from .safejson import (
+        JSONInputError as JSONInputError,
+        JSON_MAX_DEPTH as JSON_MAX_DEPTH,
+        json_safe as json_safe,
+        parse_json as parse_json,
     )
-    from .toolkit.results import capped_listing, count_argument
-    from .toolkit.search import GrepLine, GrepResult, SearchError, find_ripgrep, grep, list_files, path_key
-    from .toolkit.textmatch import (
-        Edit,
-        EditError,
-        EditOutcome,
-        Replacement,
-        TextFile,
-        apply_edits,
-        closest_region,
-        find_edit,
+    from .sdk import SetupError as SetupError, create_agent_session as create_agent_session
+    from .session.branch_summary import BranchPreparation as BranchPreparation
+    from .session.check import (
+        SessionCheck as SessionCheck,
+        SessionProblem as SessionProblem,
+        check_session_file as check_session_file,
+        repair_session_file as repair_session_file,
     )
-    from .toolkit.truncate import (
-        DEFAULT_MAX_BYTES,
-        DEFAULT_MAX_LINES,
-        GREP_MAX_LINE_LENGTH,
-        HeadTail,
-        Truncation,
-        format_size,
-        truncate_head,
-        truncate_head_tail,
-        truncate_line,
-        truncate_tail,
+    from .session.compaction import (
+        CompactionPreparation as CompactionPreparation,
+        FileOps as FileOps,
+        serialize_conversation as serialize_conversation,
     )
     from .session.entries import (
-        BranchSummaryEntry,
-        CompactionEntry,
-        ContextEditEntry,
-        ContextEditReplacement,
-        CustomEntry,
-        CustomMessageEntry,
-        LabelEntry,
-        MessageEntry,
-        ModelChangeEntry,
-        SessionEntry,
-        SessionHeader,
-        SessionInfoEntry,
-        SystemSnapshot,
-        ThinkingLevelChangeEntry,
-        UnknownEntry,
-        UsageEntry,
-    )
-    from .session.check import (
-        SessionCheck,
-        SessionProblem,
-        check_session_file,
-        repair_session_file,
+        BranchSummaryEntry as BranchSummaryEntry,
+        CompactionEntry as CompactionEntry,
+        ContextEditEntry as ContextEditEntry,
+        ContextEditReplacement as ContextEditReplacement,
+        CustomEntry as CustomEntry,
+        CustomMessageEntry as CustomMessageEntry,
+        LabelEntry as LabelEntry,
+        MessageEntry as MessageEntry,
+        ModelChangeEntry as ModelChangeEntry,
+        SessionEntry as SessionEntry,
+        SessionHeader as SessionHeader,
+        SessionInfoEntry as SessionInfoEntry,
+        SystemSnapshot as SystemSnapshot,
+        ThinkingLevelChangeEntry as ThinkingLevelChangeEntry,
+        UnknownEntry as UnknownEntry,
+        UsageEntry as UsageEntry,
     )
     from .session.errors import (
-        EntryNotFoundError,
-        InvalidSessionError,
-        SessionConflictError,
-        SessionError,
-        SessionLockedError,
-        SessionReadOnlyError,
+        EntryNotFoundError as EntryNotFoundError,
+        InvalidSessionError as InvalidSessionError,
+        SessionConflictError as SessionConflictError,
+        SessionError as SessionError,
+        SessionLockedError as SessionLockedError,
+        SessionReadOnlyError as SessionReadOnlyError,
     )
-    from .session.listing import (
-        SessionInfo,
-    )
-    from .session.manager import (
-        SessionManager,
-    )
+    from .session.listing import SessionInfo as SessionInfo
+    from .session.locations import default_session_dir as default_session_dir
+    from .session.manager import SessionManager as SessionManager
     from .session.messages import (
-        AgentMessage,
-        BashExecutionMessage,
-        BranchSummaryMessage,
-        CompactionSummaryMessage,
-        CustomMessage,
-        UnknownMessage,
-        convert_to_llm,
+        AgentMessage as AgentMessage,
+        BashExecutionMessage as BashExecutionMessage,
+        BranchSummaryMessage as BranchSummaryMessage,
+        CompactionSummaryMessage as CompactionSummaryMessage,
+        CustomMessage as CustomMessage,
+        UnknownMessage as UnknownMessage,
+        convert_to_llm as convert_to_llm,
     )
-    from .session.projection import (
-        ModelRef,
-        SessionContext,
+    from .session.projection import ModelRef as ModelRef, SessionContext as SessionContext
+    from .session.store import SessionDiagnostic as SessionDiagnostic
+    from .session.tree import SessionTreeNode as SessionTreeNode
+    from .toolkit.blocking import (
+        SpecialFileError as SpecialFileError,
+        check_regular_file as check_regular_file,
+        run_blocking as run_blocking,
+        special_file_kind as special_file_kind,
     )
-    from .session.store import (
-        SessionDiagnostic,
+    from .toolkit.diff import edit_diff as edit_diff
+    from .toolkit.ignore import (
+        Overrides as Overrides,
+        compile_pattern as compile_pattern,
+        glob_to_regex as glob_to_regex,
+        walk as walk,
     )
-    from .session.tree import (
-        SessionTreeNode,
+    from .toolkit.images import (
+        PreparedImage as PreparedImage,
+        detect_image_mime as detect_image_mime,
+        detect_image_mime_file as detect_image_mime_file,
+        prepare_image as prepare_image,
     )
-    from .paths import agent_dir
+    from .toolkit.mutation import (
+        atomic_write as atomic_write,
+        file_mutation_lock as file_mutation_lock,
+        mutation_key as mutation_key,
+    )
+    from .toolkit.process import (
+        NONINTERACTIVE_ENV as NONINTERACTIVE_ENV,
+        OutputCollector as OutputCollector,
+        ProcessResult as ProcessResult,
+        ProcessStartError as ProcessStartError,
+        ShellConfig as ShellConfig,
+        ShellResult as ShellResult,
+        build_env as build_env,
+        default_shell as default_shell,
+        run_process as run_process,
+        run_shell as run_shell,
+        sanitize_output as sanitize_output,
+    )
+    from .toolkit.results import capped_listing as capped_listing, count_argument as count_argument
+    from .toolkit.search import (
+        GrepLine as GrepLine,
+        GrepResult as GrepResult,
+        SearchError as SearchError,
+        find_ripgrep as find_ripgrep,
+        grep as grep,
+        list_files as list_files,
+        path_key as path_key,
+    )
+    from .toolkit.shell_env import (
+        DEFAULT_SECRET_PATTERNS as DEFAULT_SECRET_PATTERNS,
+        ShellEnvPolicy as ShellEnvPolicy,
+        scrubbed_env as scrubbed_env,
+        set_shell_env_policy as set_shell_env_policy,
+        shell_env_policy as shell_env_policy,
+    )
+    from .toolkit.textmatch import (
+        Edit as Edit,
+        EditError as EditError,
+        EditOutcome as EditOutcome,
+        Replacement as Replacement,
+        TextFile as TextFile,
+        apply_edits as apply_edits,
+        closest_region as closest_region,
+        find_edit as find_edit,
+    )
+    from .toolkit.truncate import (
+        DEFAULT_MAX_BYTES as DEFAULT_MAX_BYTES,
+        DEFAULT_MAX_LINES as DEFAULT_MAX_LINES,
+        GREP_MAX_LINE_LENGTH as GREP_MAX_LINE_LENGTH,
+        HeadTail as HeadTail,
+        Truncation as Truncation,
+        format_size as format_size,
+        truncate_head as truncate_head,
+        truncate_head_tail as truncate_head_tail,
+        truncate_line as truncate_line,
+        truncate_tail as truncate_tail,
+    )

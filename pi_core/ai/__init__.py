@@ -218,141 +218,211 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
-    from .abort import AbortController, AbortError, AbortSignal
+    # `X as X`: each name re-exported explicitly, so `mypy --strict` accepts imports from this package
+    from .abort import AbortController as AbortController, AbortError as AbortError, AbortSignal as AbortSignal
     from .auth.interaction import (
-        AuthUrlEvent,
-        DeviceCodeEvent,
-        InfoEvent,
-        LoginCancelled,
-        LoginEvent,
-        LoginInteraction,
-        LoginOption,
-        ProgressEvent,
+        AuthUrlEvent as AuthUrlEvent,
+        DeviceCodeEvent as DeviceCodeEvent,
+        InfoEvent as InfoEvent,
+        LoginCancelled as LoginCancelled,
+        LoginEvent as LoginEvent,
+        LoginInteraction as LoginInteraction,
+        LoginOption as LoginOption,
+        ProgressEvent as ProgressEvent,
     )
-    from .auth.login import LoginMethod, login_methods, login_provider, logout_provider, provider_label
+    from .auth.login import (
+        LoginMethod as LoginMethod,
+        login_methods as login_methods,
+        login_provider as login_provider,
+        logout_provider as logout_provider,
+        provider_label as provider_label,
+    )
     from .auth.oauth import (
-        CallbackServer,
-        DeviceCodeOAuth,
-        OAuthError,
-        Poll,
-        auth_request,
-        auth_url,
-        callback_or_paste,
-        decode_jwt_claims,
-        expires_at,
-        parse_pasted_code,
-        pkce_challenge,
-        pkce_pair,
-        poll_device_code,
-        random_state,
-        start_callback_server,
-        token_fields,
+        CallbackServer as CallbackServer,
+        DeviceCodeOAuth as DeviceCodeOAuth,
+        OAuthError as OAuthError,
+        Poll as Poll,
+        auth_request as auth_request,
+        auth_url as auth_url,
+        callback_or_paste as callback_or_paste,
+        decode_jwt_claims as decode_jwt_claims,
+        expires_at as expires_at,
+        parse_pasted_code as parse_pasted_code,
+        pkce_challenge as pkce_challenge,
+        pkce_pair as pkce_pair,
+        poll_device_code as poll_device_code,
+        random_state as random_state,
+        start_callback_server as start_callback_server,
+        token_fields as token_fields,
     )
-    from .auth.store import CredentialStore, CredentialStoreError
-    from .auth.types import AuthError, AuthResult, OAuthFlow, ProviderAuth
-    from .catalog import catalog_index, catalog_provider, catalog_providers, load_catalog
-    from .client import complete, stream
-    from .cost import calculate_cost, total_tokens
-    from .credentials import agent_dir, env_api_key, resolve_config_value
+    from .auth.store import CredentialStore as CredentialStore, CredentialStoreError as CredentialStoreError
+    from .auth.types import (
+        AuthError as AuthError,
+        AuthResult as AuthResult,
+        OAuthFlow as OAuthFlow,
+        ProviderAuth as ProviderAuth,
+    )
+    from .catalog import (
+        catalog_index as catalog_index,
+        catalog_provider as catalog_provider,
+        catalog_providers as catalog_providers,
+        load_catalog as load_catalog,
+    )
+    from .client import complete as complete, stream as stream
+    from .cost import calculate_cost as calculate_cost, total_tokens as total_tokens
+    from .credentials import (
+        agent_dir as agent_dir,
+        env_api_key as env_api_key,
+        resolve_config_value as resolve_config_value,
+    )
     from .errors import (
-        MissingApiKeyError,
-        ProviderError,
-        ProviderHTTPError,
-        describe_exception,
-        format_http_error,
-        js_json,
+        MissingApiKeyError as MissingApiKeyError,
+        ProviderError as ProviderError,
+        ProviderHTTPError as ProviderHTTPError,
+        describe_exception as describe_exception,
+        format_http_error as format_http_error,
+        js_json as js_json,
     )
-    from .event_stream import ABORTED_MESSAGE, EventStream, StreamWriter
+    from .event_stream import (
+        ABORTED_MESSAGE as ABORTED_MESSAGE,
+        EventStream as EventStream,
+        StreamWriter as StreamWriter,
+    )
     from .events import (
-        AssistantMessageEvent,
-        DoneEvent,
-        ErrorEvent,
-        RetryEvent,
-        StartEvent,
-        TextDeltaEvent,
-        TextEndEvent,
-        TextStartEvent,
-        ThinkingDeltaEvent,
-        ThinkingEndEvent,
-        ThinkingStartEvent,
-        ToolCallDeltaEvent,
-        ToolCallEndEvent,
-        ToolCallStartEvent,
+        AssistantMessageEvent as AssistantMessageEvent,
+        DoneEvent as DoneEvent,
+        ErrorEvent as ErrorEvent,
+        RetryEvent as RetryEvent,
+        StartEvent as StartEvent,
+        TextDeltaEvent as TextDeltaEvent,
+        TextEndEvent as TextEndEvent,
+        TextStartEvent as TextStartEvent,
+        ThinkingDeltaEvent as ThinkingDeltaEvent,
+        ThinkingEndEvent as ThinkingEndEvent,
+        ThinkingStartEvent as ThinkingStartEvent,
+        ToolCallDeltaEvent as ToolCallDeltaEvent,
+        ToolCallEndEvent as ToolCallEndEvent,
+        ToolCallStartEvent as ToolCallStartEvent,
     )
     from .faux import (
-        FauxProvider,
-        FauxRequest,
-        FauxTurn,
-        faux_error,
-        faux_text,
-        faux_thinking,
-        faux_tool_call,
-        faux_turn,
-        last_user_text,
+        FauxProvider as FauxProvider,
+        FauxRequest as FauxRequest,
+        FauxTurn as FauxTurn,
+        faux_error as faux_error,
+        faux_text as faux_text,
+        faux_thinking as faux_thinking,
+        faux_tool_call as faux_tool_call,
+        faux_turn as faux_turn,
+        last_user_text as last_user_text,
     )
-    from .handoff import IdNormalizer, is_same_model, sanitize_id, short_hash, transform_messages
-    from .http import aclose_shared_client, is_loopback_url, merge_headers, post_stream, shared_client, user_agent
-    from .message_list import DeferredMessage, MessageList, message_items, message_views
-    from .options import DEFAULT_THINKING_BUDGETS, StreamFn, StreamOptions
-    from .overflow import OVERFLOW_PATTERNS, OverflowPattern, is_context_overflow, is_overflow_text, overflow_pattern
+    from .handoff import (
+        IdNormalizer as IdNormalizer,
+        is_same_model as is_same_model,
+        sanitize_id as sanitize_id,
+        short_hash as short_hash,
+        transform_messages as transform_messages,
+    )
+    from .http import (
+        aclose_shared_client as aclose_shared_client,
+        is_loopback_url as is_loopback_url,
+        merge_headers as merge_headers,
+        post_stream as post_stream,
+        shared_client as shared_client,
+        user_agent as user_agent,
+    )
+    from .message_list import (
+        DeferredMessage as DeferredMessage,
+        MessageList as MessageList,
+        message_items as message_items,
+        message_views as message_views,
+    )
+    from .model_lists import (
+        ModelListContext as ModelListContext,
+        ModelRefreshResult as ModelRefreshResult,
+        network_allowed as network_allowed,
+    )
+    from .options import (
+        DEFAULT_THINKING_BUDGETS as DEFAULT_THINKING_BUDGETS,
+        StreamFn as StreamFn,
+        StreamOptions as StreamOptions,
+    )
+    from .overflow import (
+        OVERFLOW_PATTERNS as OVERFLOW_PATTERNS,
+        OverflowPattern as OverflowPattern,
+        is_context_overflow as is_context_overflow,
+        is_overflow_text as is_overflow_text,
+        overflow_pattern as overflow_pattern,
+    )
     from .partial_json import (
-        parse_json_with_repair,
-        parse_partial_json,
-        parse_streaming_arguments,
-        parse_tool_arguments,
-        repair_json,
+        parse_json_with_repair as parse_json_with_repair,
+        parse_partial_json as parse_partial_json,
+        parse_streaming_arguments as parse_streaming_arguments,
+        parse_tool_arguments as parse_tool_arguments,
+        repair_json as repair_json,
+    )
+    from .registry import (
+        ApiProvider as ApiProvider,
+        ModelNotFoundError as ModelNotFoundError,
+        ModelRegistry as ModelRegistry,
+        ProviderConfig as ProviderConfig,
+        ResolvedModel as ResolvedModel,
+        default_registry as default_registry,
+        get_model as get_model,
+        get_models as get_models,
+        get_providers as get_providers,
+        register_api_provider as register_api_provider,
+        set_default_registry as set_default_registry,
+        unregister_api_provider as unregister_api_provider,
     )
     from .request import (
-        adjust_max_tokens_for_thinking,
-        clamp_max_tokens,
-        clamp_thinking_level,
-        conversation,
-        conversation_messages,
-        data_uri,
-        estimate_context_tokens,
-        mapped_level,
-        requested_level,
-        sampling_params,
-        sanitize_surrogates,
-        supported_levels,
-        system_prompt,
+        adjust_max_tokens_for_thinking as adjust_max_tokens_for_thinking,
+        clamp_max_tokens as clamp_max_tokens,
+        clamp_thinking_level as clamp_thinking_level,
+        conversation as conversation,
+        conversation_messages as conversation_messages,
+        data_uri as data_uri,
+        estimate_context_tokens as estimate_context_tokens,
+        mapped_level as mapped_level,
+        requested_level as requested_level,
+        sampling_params as sampling_params,
+        sanitize_surrogates as sanitize_surrogates,
+        supported_levels as supported_levels,
+        system_prompt as system_prompt,
     )
-    from .model_lists import ModelListContext, ModelRefreshResult, network_allowed
-    from .registry import (
-        ApiProvider,
-        ModelNotFoundError,
-        ModelRegistry,
-        ProviderConfig,
-        ResolvedModel,
-        default_registry,
-        get_model,
-        get_models,
-        get_providers,
-        register_api_provider,
-        set_default_registry,
-        unregister_api_provider,
+    from .retry import (
+        ErrorKind as ErrorKind,
+        RetryPolicy as RetryPolicy,
+        classify_error as classify_error,
+        error_status as error_status,
+        retrying_stream as retrying_stream,
     )
-    from .retry import ErrorKind, RetryPolicy, classify_error, error_status, retrying_stream
-    from .sse import SSEDecoder, SSEEvent, iter_sse
+    from .sse import SSEDecoder as SSEDecoder, SSEEvent as SSEEvent, iter_sse as iter_sse
     from .types import (
-        THINKING_LEVELS,
-        AssistantMessage,
-        Context,
-        Cost,
-        ImageContent,
-        Message,
-        Model,
-        ModelCost,
-        StopReason,
-        SystemMessage,
-        TextContent,
-        ThinkingContent,
-        ThinkingLevel,
-        ToolCall,
-        ToolDeclaration,
-        ToolResultMessage,
-        Usage,
-        UserMessage,
-        now_ms,
+        AssistantMessage as AssistantMessage,
+        Context as Context,
+        Cost as Cost,
+        ImageContent as ImageContent,
+        Message as Message,
+        Model as Model,
+        ModelCost as ModelCost,
+        StopReason as StopReason,
+        SystemMessage as SystemMessage,
+        THINKING_LEVELS as THINKING_LEVELS,
+        TextContent as TextContent,
+        ThinkingContent as ThinkingContent,
+        ThinkingLevel as ThinkingLevel,
+        ToolCall as ToolCall,
+        ToolDeclaration as ToolDeclaration,
+        ToolResultMessage as ToolResultMessage,
+        Usage as Usage,
+        UserMessage as UserMessage,
+        now_ms as now_ms,
     )
-    from .wire import BodyStream, EncodedMessages, TurnCache, TurnConverter, body_bytes, encode_body
+    from .wire import (
+        BodyStream as BodyStream,
+        EncodedMessages as EncodedMessages,
+        TurnCache as TurnCache,
+        TurnConverter as TurnConverter,
+        body_bytes as body_bytes,
+        encode_body as encode_body,
+    )

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from ..runtime.system_prompt import SystemPromptOptions
     from ..session.listing import SessionInfo
     from ..session.manager import SessionManager
+    from ..session.messages import CustomMessage
     from ..toolkit.process import ProcessResult
     from .mcp_servers import RegisteredMcpServer
     from .results import ContextUsage, ForkResult, NavigateResult, SessionResult, SlashCommandInfo
@@ -153,7 +154,7 @@ class SessionRuntime(Protocol):
     def register_tool(self, tool: Tool, *, replaces: str | None = None) -> None: ...
     def mcp_servers_changed(self, servers: list[RegisteredMcpServer]) -> None: ...
     # messages and entries
-    def send_message(self, message: Message | str, *, deliver_as: DeliverAs = "steer",
+    def send_message(self, message: Message | CustomMessage | str, *, deliver_as: DeliverAs = "steer",
                      trigger_turn: bool = False) -> None: ...
     def send_user_message(self, content: str | Sequence[TextContent | ImageContent], *,
                           deliver_as: QueueAs | None = None, expand_prompt_templates: bool = False) -> None: ...
@@ -351,7 +352,7 @@ class ExtensionContext:
 
     # -- messages and entries --------------------------------------------------------------------
 
-    def send_message(self, message: Message | str, *, deliver_as: DeliverAs = "steer",
+    def send_message(self, message: Message | CustomMessage | str, *, deliver_as: DeliverAs = "steer",
                      trigger_turn: bool = False) -> None:
         """Add a message (a plugin's :class:`pi_core.CustomMessage`, or text): queued as steering or a
         follow-up while the agent runs, held for the next prompt (``nextTurn``), a run of its own

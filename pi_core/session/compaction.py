@@ -19,6 +19,7 @@ from __future__ import annotations
 import gc
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -410,7 +411,7 @@ def with_file_lists(summary: str, ops: FileOps) -> str:
 # the conversation as text
 
 
-def serialize_blocks(messages: list[Raw]) -> list[str]:
+def serialize_blocks(messages: Sequence[Any]) -> list[str]:
     """The conversation as the summarizer reads it, one block per part: ``[User]: ...``,
     ``[Assistant]: ...``, ``[Assistant tool calls]: read(path="a.py")``, ``[Tool result]: ...``.
 
@@ -477,8 +478,9 @@ def _js_head(text: str, units: int) -> str:
     return data.decode("utf-16-le", "surrogatepass")
 
 
-def serialize_conversation(messages: list[Raw]) -> str:
-    """The conversation as plain text blocks separated by blank lines (see :func:`serialize_blocks`)."""
+def serialize_conversation(messages: Sequence[Any]) -> str:
+    """The conversation as plain text blocks separated by blank lines (see :func:`serialize_blocks`);
+    ``messages`` are pi-JSON dicts or message models (what :func:`pi_core.convert_to_llm` returns)."""
     return "\n\n".join(serialize_blocks(messages))
 
 

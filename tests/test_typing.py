@@ -1,0 +1,31 @@
+"""The public API is visible to type checkers: ``mypy --strict`` passes on ``examples/`` and on a plugin that
+uses every public name of ``pi_core`` and ``pi_core.ai`` (its decision types, events and contexts)."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pi_core
+import pi_core.ai
+
+REPO = Path(__file__).resolve().parents[1]
+EVERY_NAME = REPO / "tests" / "fixtures" / "typing" / "every_public_name.py"
+
+
+def test_the_typing_plugin_uses_every_public_name() -> None:
+    tree = ast.parse(EVERY_NAME.read_text())
+    imported = {(node.module, alias.name) for node in tree.body if isinstance(node, ast.ImportFrom)
+                for alias in node.names}
+    missing = [n for n in pi_core.__all__ if ("pi_core", n) not in imported]
+    missing += [n for n in pi_core.ai.__all__ if n not in pi_core.__all__ and ("pi_core.ai", n) not in imported]
+    assert missing == [], f"add these public names to {EVERY_NAME.name}: {missing}"
+
+
+def test_mypy_strict_passes_on_the_examples_and_every_public_name(tmp_path: Path) -> None:
+    targets = [str(EVERY_NAME), str(REPO / "examples" / "extensions"), str(REPO / "examples" / "pi-example-plugin")]
+    done = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(tmp_path / "cache"),
+                           "--no-error-summary", *targets], cwd=REPO, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
