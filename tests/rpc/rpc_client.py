@@ -23,8 +23,10 @@ class RpcProcess:
     """``with RpcProcess(cwd, ...) as pi: pi.call({"type": "get_state"})``."""
 
     def __init__(self, cwd: Path, *args: str, script: Path | None = None, env: dict[str, str] | None = None,
-                 model: tuple[str, str] = ("fake", "fake-model"), extensions: tuple[Path, ...] = ()) -> None:
-        ext_args = [a for path in (SCRIPTED, *extensions) for a in ("-e", str(path))]
+                 model: tuple[str, str] = ("fake", "fake-model"), extensions: tuple[Path, ...] = (),
+                 scripted: bool = True) -> None:
+        # scripted=False: no scripted ``fake`` provider; the model comes from models.json (a FakeProviderServer)
+        ext_args = [a for path in ((SCRIPTED,) if scripted else ()) + tuple(extensions) for a in ("-e", str(path))]
         command = [sys.executable, "-m", "pi_core", "--mode", "rpc", "--provider", model[0], "--model", model[1],
                    *ext_args, *args]
         full_env = {**os.environ, **(env or {})}
