@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .agent.tools import Tool, ToolContent, ToolResult
     from .extensions.mcp_servers import RegisteredMcpServer
     from .ai.abort import AbortSignal
+    from .runtime.system_prompt import SystemPromptOptions
 
 
 class _Event:
@@ -422,6 +423,9 @@ class BeforeAgentStartEvent(_Event):
 
     ``message_type`` says what starts the run: ``user`` (a prompt, or ``send_user_message``: ``prompt``
     and ``images``) or ``custom`` (``send_message(..., trigger_turn=True)``: the starting ``message``).
+    ``system_prompt_options`` is what the prompt is built from (pi's ``systemPromptOptions``): a handler
+    may add, change or delete named ``sections``; unless a handler set ``system_prompt`` itself, the
+    prompt is then built again from the options once every handler ran.
     """
 
     prompt: str
@@ -430,6 +434,7 @@ class BeforeAgentStartEvent(_Event):
     messages: list[Message] = field(default_factory=list)
     message_type: Literal["user", "custom"] = "user"
     message: Any = None
+    system_prompt_options: SystemPromptOptions | None = None
 
     def _apply(self, result: Any) -> bool:
         data = _pi_dict(result, {"system_prompt", "message"}, "before_agent_start")

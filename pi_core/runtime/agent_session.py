@@ -734,11 +734,21 @@ class AgentSession:
         return prompts
 
     async def _before_agent_start(self, event: BeforeAgentStartEvent) -> BeforeAgentStartEvent:
+        import dataclasses
+
+        from .system_prompt import build_system_prompt
+
+        options = self.system_prompt_options()
+        event.system_prompt_options = dataclasses.replace(options, sections=dict(options.sections))
+        sections, text = dict(options.sections), event.system_prompt
         self._starting = event
         try:
             event = await self.call_hook("before_agent_start", event)
         finally:
             self._starting = None
+        edited = event.system_prompt_options
+        if event.system_prompt == text and edited is not None and dict(edited.sections) != sections:
+            event.system_prompt = build_system_prompt(edited).text  # sections changed, the prompt was not
         self.agent.config.system_prompt = event.system_prompt
         return event
 

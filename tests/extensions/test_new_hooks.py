@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from pi_core import (
+    AgentStartPatch,
     AssistantMessage,
     Block,
     BoundaryPatch,
@@ -485,3 +486,34 @@ def test_pi_event_names_are_suggested(tmp_path: Path) -> None:
 
     host = build_plugin_host(tmp_path, agent_dir=tmp_path / "agent", autoload=False, plugins=[PiNames()])
     assert "did you mean 'before_tool_call'?" in host.records["sdk:pi-names"].error
+
+
+# -- before_agent_start: system prompt options (pi's prompt-customizer) -----------------------------------
+
+
+def test_before_agent_start_sections_rebuild_the_prompt_unless_it_was_set(tmp_path: Path) -> None:
+    faux = FauxProvider("faux-a", "alpha")
+    faux.enqueue("one", "two")
+    seen: list[list[str]] = []
+
+    class Customizer:
+        @hookimpl
+        def before_agent_start(self, event: Any) -> Any:
+            options = event.system_prompt_options
+            seen.append([t.name for t in options.tools])
+            options.sections["tool_guidance"] = "Read before you edit."
+            if event.prompt == "override":
+                return AgentStartPatch(system_prompt="Only this.")
+            return None
+
+    async def scenario() -> None:
+        session = await session_with(tmp_path, faux, Customizer())
+        await session.prompt("hi")
+        await session.prompt("override")
+
+    run(scenario())
+    first, second = (r.context.system_prompt for r in faux.requests)
+    assert "<tool_guidance>\nRead before you edit.\n</tool_guidance>" in first
+    assert first.index("<cwd>") < first.index("<tool_guidance>")  # named sections come after cwd
+    assert second == "Only this."  # a prompt set by a handler wins over the options
+    assert seen[0] == ["read", "bash", "edit", "write"]
