@@ -129,3 +129,22 @@ def test_a_theme_shipped_by_a_package_can_be_chosen(running, tmp_path: Path) -> 
     app.wait_for("Big heading")
     quit_app(app)
     assert b"\x1b[38;2;255;0;0;1;4mBig heading" in bytes(app.raw)
+
+
+def test_a_theme_added_by_resources_discover_can_be_chosen(running, tmp_path: Path) -> None:
+    themes = tmp_path / "plugin-themes"
+    themes.mkdir()
+    (themes / "plugin-hot.json").write_text(json.dumps({
+        "name": "plugin-hot", "vars": {}, "colors": _colors(mdHeading="#ff0000")}))
+    (tmp_path / "agent" / "extensions").mkdir(parents=True, exist_ok=True)
+    (tmp_path / "agent" / "extensions" / "themes_plugin.py").write_text(
+        "from pi_core import ResourcePaths, hookimpl\n\n"
+        "@hookimpl\n"
+        f"def resources_discover(event, ctx):\n    return ResourcePaths(theme_paths=[{str(themes)!r}])\n")
+    (tmp_path / "agent" / "settings.json").write_text(json.dumps({"theme": "plugin-hot"}))
+    app = running([{"text": "# Big heading"}], env={"COLORTERM": "truecolor"})
+    assert "no theme named" not in app.text()
+    app.type("show me")
+    app.wait_for("Big heading")
+    quit_app(app)
+    assert b"\x1b[38;2;255;0;0;1;4mBig heading" in bytes(app.raw)

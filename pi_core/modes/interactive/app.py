@@ -201,6 +201,7 @@ class InteractiveApp:
         from ...packages import package_set_for
 
         extra.extend(package_set_for(self.session.host).theme_paths)  # themes that packages ship
+        extra.extend(getattr(self.session, "theme_paths", []))  # themes plugins add through resources_discover
         catalog = ThemeCatalog.discover(Path(base), Path(self.session.cwd), trusted=trusted, extra=extra)
         self.themes = catalog
         self._theme_errors.extend(catalog.errors)
