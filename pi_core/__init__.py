@@ -3,6 +3,369 @@
 This module is the public API. Plugins (built-in ones included) import from here and from
 ``pi_core.ai``, nothing else. Names load lazily, so ``import pi_core`` stays cheap for a CLI that
 starts often.
+
+The names, by area (each object's own docstring has the details; docs/plugins.md shows them in use):
+
+Plugin framework:
+
+* ``hookimpl`` — Marks a plugin's function or method as the handler of the hook it is named after.
+* ``EventBus`` — Channels by name, handlers per channel.
+* ``CommandContext`` — Passed to slash-command handlers: :class:`ExtensionContext` plus what only a command may do.
+* ``ExtensionContext`` — Passed as ``ctx`` to every hook.
+* ``UI`` — Dialogs and notices. This base class is what headless modes (print, JSON, SDK) use: dialogs answer with
+  their "cancel" value and notices go nowhere, as in pi.
+* ``Command`` — A slash command: ``/name args``. ``handler(args, ctx)`` may be ``def`` or ``async def``; ``ctx`` is
+  a :class:`pi_core.CommandContext`.
+* ``CliCommand`` — A ``pi`` sub-command: a function whose parameters typer turns into options/arguments.
+* ``Flag`` — A command-line flag a plugin adds (``--name``); ``type`` is ``bool`` or ``str``.
+* ``Toolset`` — A named set of tool names, chosen with ``pi --toolset NAME``.
+* ``PluginHost`` — One session's plugins: the manager, the dispatcher, what was registered, what went wrong.
+* ``RegisteredMcpServer`` — A server a plugin registered: ``config`` has the shape of an ``mcpServers`` entry of
+  ``mcp.json``.
+* ``build_plugin_host`` — Build a fresh plugin host for one session.
+* ``is_project_trusted`` — The remembered decision for ``cwd`` (``None``: undecided, or the store cannot be read).
+* ``ContextUsage`` — How full the model's context was at the last answer (``ctx.get_context_usage()``).
+* ``ForkResult`` — The outcome of ``ctx.fork()``: ``text`` is the forked user message (``position="before"``).
+* ``NavigateResult`` — The outcome of ``ctx.navigate_tree()``.
+* ``SessionResult`` — The outcome of ``ctx.new_session()`` / ``ctx.switch_session()``: ``cancelled`` when a plugin
+  said no.
+* ``SlashCommandInfo`` — One ``/`` command a user can type (``ctx.get_commands()``): a plugin command, a prompt
+  template or a skill (``skill:<name>``).
+* ``SourceInfo`` — Where a command comes from (pi's ``sourceInfo``).
+
+Hook events and decisions:
+
+* ``AfterToolCallEvent`` — A finished tool call; ``content``, ``details`` and ``is_error`` may be patched.
+* ``AgentBeforeSettleEvent`` — The last actionable boundary of a prompt: retries, compaction and queued messages are
+  done. Handlers may append entries and ask for one more model request (see :class:`BoundaryPatch`).
+* ``AgentEndEvent`` — AgentEndEvent(messages: 'list[Message]' = <factory>, will_retry: 'bool' = False, type: 'str' =
+  'agent_end')
+* ``AgentStartEvent`` — AgentStartEvent(type: 'str' = 'agent_start')
+* ``AgentStartPatch`` — Returned from ``before_agent_start``: a new system prompt and/or a message to add.
+* ``BeforeAgentStartEvent`` — Once per prompt, before the run: the system prompt may change, messages may be added.
+* ``BeforeToolCallEvent`` — A validated tool call about to run. ``arguments`` may be changed in place.
+* ``Block`` — Returned from ``before_tool_call``: do not run the tool; the model gets ``reason`` as an error.
+* ``BoundaryPatch`` — Returned from ``turn_end`` / ``agent_before_settle``: the entries to append (the whole
+  proposal: start from ``event.entries``) and whether to make one more model request. ``None`` keeps the field.
+* ``Cancel`` — Returned from a ``session_before_*`` hook: the operation does not happen.
+* ``CompactionOverride`` — Returned from ``session_before_compact``: use this summary instead of asking the model.
+* ``ContextEvent`` — The conversation about to be sent, without the system prompt (a copy; history is untouched).
+* ``ContextWithSystemEvent`` — The complete request: system prompt, messages and tool declarations, exactly as sent.
+* ``Handled`` — Returned from ``input``: the plugin consumed the input; no run starts.
+* ``InputEvent`` — User input before it becomes a prompt; ``text``/``images`` may be changed in place.
+* ``McpServersChangeEvent`` — The MCP servers plugins registered, after one was registered or unregistered.
+* ``MessageEndEvent`` — A message is final. A handler may return a replacement with the same ``role`` (or pi's
+  ``{"message": ...}``): later handlers, the session file and the model see the replacement.
+* ``MessageStartEvent`` — MessageStartEvent(message: 'Message', type: 'str' = 'message_start')
+* ``MessageUpdateEvent`` — MessageUpdateEvent(message: 'Message', assistant_message_event: 'Any' = None, type: 'str'
+  = 'message_update')
+* ``ModelSelectEvent`` — ModelSelectEvent(model: 'Model', previous_model: 'Model | None' = None, source:
+  "Literal['set', 'cycle', 'restore']" = 'set')
+* ``ProjectTrustEvent`` — Before project code and settings load, when the project's trust is not decided yet.
+* ``ProviderHeadersEvent`` — The HTTP headers of a provider request; change them in place (a ``None`` value removes
+  one).
+* ``ProviderRequestEvent`` — The raw provider payload (a JSON dict) about to be posted.
+* ``ProviderResponseEvent`` — A provider answered: the HTTP status and headers, before the body is read.
+* ``ProviderStreamEvent`` — One parsed event of a provider's stream, before pi turns it into message events
+  (read-only).
+* ``ResourcePaths`` — Returned from ``resources_discover``: extra skill, prompt-template and theme locations (files
+  or directories; relative paths resolve against the session's ``cwd``).
+* ``ResourcesDiscoverEvent`` — ResourcesDiscoverEvent(cwd: 'Path', reason: "Literal['startup', 'reload']" =
+  'startup')
+* ``SessionBeforeCompactEvent`` — A compaction about to ask the model for a summary.
+* ``SessionBeforeForkEvent`` — SessionBeforeForkEvent(entry_id: 'str | None', position: "Literal['before', 'at']" =
+  'before', decision: 'Cancel | None' = None)
+* ``SessionBeforeSwitchEvent`` — SessionBeforeSwitchEvent(reason: "Literal['new', 'resume']", target_session_file:
+  'Path | None' = None, decision: 'Cancel | None' = None)
+* ``SessionBeforeTreeEvent`` — A tree navigation about to happen (and maybe summarise the branch being left).
+* ``SessionCompactEvent`` — SessionCompactEvent(compaction_entry: 'Any', from_plugin: 'bool' = False, reason: 'str'
+  = 'manual', will_retry: 'bool' = False)
+* ``SessionCompactFailedEvent`` — A compaction failed or was aborted; the session is as it was.
+* ``SessionShutdownEvent`` — SessionShutdownEvent(reason: "Literal['quit', 'reload', 'new', 'resume', 'fork']" =
+  'quit', target_session_file: 'Path | None' = None)
+* ``SessionStartEvent`` — SessionStartEvent(reason: "Literal['startup', 'reload', 'new', 'resume', 'fork']" =
+  'startup', previous_session_file: 'Path | None' = None)
+* ``SessionTreeEvent`` — SessionTreeEvent(new_leaf_id: 'str | None', old_leaf_id: 'str | None', summary_entry: 'Any'
+  = None, from_plugin: 'bool' = False)
+* ``ThinkingLevelSelectEvent`` — ThinkingLevelSelectEvent(level: 'str', previous_level: 'str | None' = None)
+* ``ToolExecutionEndEvent`` — ToolExecutionEndEvent(tool_call_id: 'str', tool_name: 'str', result: 'ToolResult',
+  is_error: 'bool' = False, duration_ms: 'int | None' = None, parent_tool_call_id: 'str | None' = None, type: 'str'
+  = 'tool_execution_end')
+* ``ToolExecutionStartEvent`` — ToolExecutionStartEvent(tool_call_id: 'str', tool_name: 'str', args: 'dict[str,
+  Any]', parent_tool_call_id: 'str | None' = None, type: 'str' = 'tool_execution_start')
+* ``ToolExecutionUpdateEvent`` — ToolExecutionUpdateEvent(tool_call_id: 'str', tool_name: 'str', args: 'dict[str,
+  Any]', partial_result: 'ToolResult', parent_tool_call_id: 'str | None' = None, type: 'str' =
+  'tool_execution_update')
+* ``ToolResultPatch`` — Returned from ``after_tool_call``: replace the given fields of the result (``None`` = keep).
+* ``Transform`` — Returned from ``input``: replace the text (and images) later handlers and the model see.
+* ``TreeOverride`` — Returned from ``session_before_tree``: supply the branch summary and/or change how it is made.
+* ``TrustDecision`` — Returned from ``project_trust``: ``yes`` / ``no`` decide (``remember`` stores it),
+  ``undecided`` lets later handlers and pi's own trust rules decide.
+* ``TurnEndEvent`` — A turn ended; the assistant message and tool results are already stored.
+* ``TurnStartEvent`` — TurnStartEvent(turn_index: 'int' = 0, timestamp: 'int' = <factory>, type: 'str' =
+  'turn_start')
+* ``UserBashEvent`` — The user ran ``!command`` (``!!command``: ``exclude_from_context``).
+* ``UserBashResult`` — Returned from ``user_bash``: run the command through ``operations`` (a
+  :class:`pi_core.BashOperations`, e.g. over ssh), or record ``result`` (a :class:`pi_core.ShellResult`, or a dict
+  ``{output, exitCode, cancelled, truncated}``) without running anything.
+
+Tools:
+
+* ``Tool`` — A tool the model can call.
+* ``ToolCallOutcome`` — What :meth:`ToolContext.execute_tool` returns: the call as it was made and how it ended.
+* ``ToolCapabilities`` — What a tool may do, declared by the tool so that policy plugins need no list of tool names.
+* ``ToolContext`` — Everything a running tool may use besides its arguments.
+* ``ToolError`` — Raise from ``execute`` to fail the call with this message (and optional ``details``).
+* ``ToolNamespace`` — A group of tools (the tools of one MCP server): tool search ranks by it, codemode lists by it.
+* ``ToolResult`` — The outcome of one tool call.
+* ``BashOperations`` — Runs a shell command somewhere; its output (stdout and stderr together) goes to ``on_data``.
+* ``EditOperations`` — Reads and writes files for the ``edit`` tool (pi's ``EditOperations``).
+* ``ExecResult`` — How a command ended: ``exit_code`` is ``None`` when it was stopped (timeout or abort).
+* ``LocalBashOperations`` — Runs commands on this machine with the user's shell (process group, timeout, abort).
+* ``LocalFileOperations`` — This machine's files (the tools' default; they take a faster path for it: streaming
+  reads, special-file checks, atomic replacement).
+* ``ReadOperations`` — Reads files for the ``read`` tool (pi's ``ReadOperations``).
+* ``SpawnHook`` — ``(command, cwd, env) -> (command, cwd, env)``: changes a bash command before it runs.
+* ``WriteOperations`` — Writes files for the ``write`` tool (pi's ``WriteOperations``).
+* ``is_local`` — ``operations`` is ``None`` or this machine's (the tools' fast path applies).
+* ``run_bash_operations`` — Run ``command`` through ``operations`` (default: this machine) and collect its output as
+  the bash tool and ``!command`` show it: head and tail within the limits, everything spilled to a file.
+* ``create_bash_tool`` — The built-in ``bash`` tool, running its commands through ``operations`` (default: this
+  machine) and ``spawn_hook(command, cwd, env) -> (command, cwd, env)`` first. Register it with ``register(tool,
+  replaces="bash")`` to take the built-in's place.
+* ``create_edit_tool`` — The built-in ``edit`` tool, reading and writing through ``operations`` (default: this
+  machine's files). Register it with ``register(tool, replaces="edit")`` to take the built-in's place.
+* ``create_read_tool`` — The built-in ``read`` tool, reading through ``operations`` (default: this machine's files).
+  Register it with ``register(tool, replaces="read")`` to take the built-in's place.
+* ``create_write_tool`` — The built-in ``write`` tool, writing through ``operations`` (default: this machine's
+  files, replaced atomically). Register it with ``register(tool, replaces="write")`` to take the built-in's place.
+* ``resolve_tool_path`` — Strip one leading ``@``, normalise exotic spaces, expand ``~``, resolve against ``cwd``.
+
+Tool helpers (truncation, processes, matching):
+
+* ``DEFAULT_MAX_BYTES`` — The tools' output limit in bytes (50 KB), as in pi.
+* ``DEFAULT_SECRET_PATTERNS`` — Variable-name patterns removed from the environment of processes started for the
+  model.
+* ``DEFAULT_MAX_LINES`` — The tools' output limit in lines (2000), as in pi.
+* ``Edit`` — One replacement: ``old_text`` (must be found once) becomes ``new_text``.
+* ``EditError`` — An edit that cannot be applied; ``kind`` is ``empty``, ``not_found``, ``ambiguous``, ``overlap``
+  or ``no_change``.
+* ``EditOutcome`` — What :func:`apply_edits` did: the new LF text, the replacements, and edits found already done.
+* ``GREP_MAX_LINE_LENGTH`` — Longest line ``grep`` shows before cutting it.
+* ``GrepLine`` — GrepLine(path: 'str', line: 'int', text: 'str', is_match: 'bool')
+* ``GrepResult`` — GrepResult(lines: 'list[GrepLine]' = <factory>, matches: 'int' = 0, limit_reached: 'bool' =
+  False, backend: 'str' = 'python')
+* ``HeadTail`` — Both ends of a text that is over the limits; ``text()`` joins them around a marker.
+* ``NONINTERACTIVE_ENV`` — Variables set for processes started for the model so they never wait for a terminal.
+* ``OutputCollector`` — Collects a byte stream with bounded memory: everything while small, then head and tail
+  windows, with the complete stream spilled to a temporary file once it is over the limits.
+* ``Overrides`` — ``--glob`` filters: a matching glob decides outright (``!glob`` excludes); when any positive glob
+  exists, files matching none are left out (directories are still entered).
+* ``PreparedImage`` — Image bytes ready to attach, or ``None`` data with a reason in ``notes``.
+* ``ProcessResult`` — The outcome of :func:`run_process`. ``exit_code`` is ``None`` when the process was stopped by
+  a timeout or an abort; a process killed by a signal otherwise has ``128 + signal``.
+* ``ProcessStartError`` — The process could not be started (missing program, missing working directory, ...).
+* ``Replacement`` — A resolved edit: replace ``content[start:end]`` with ``text`` (offsets in LF text).
+* ``SearchError`` — A search that cannot run: bad pattern, missing path, ripgrep failure.
+* ``ShellEnvPolicy`` — What is removed from the environment of processes started for the model.
+* ``ShellResult`` — The outcome of :func:`run_shell`.
+* ``SpecialFileError`` — The path is a pipe, a device or a socket: file tools do not open those (they may block for
+  ever).
+* ``TextFile`` — A file's text split into what matching sees (LF, no BOM) and what must be put back.
+* ``Truncation`` — What a truncation kept and dropped; its JSON (``details()``) is pi's ``details.truncation``.
+* ``apply_edits`` — Match every edit against ``content`` (LF text) and apply them together, or raise EditError.
+* ``capped_listing`` — ``text`` cut at the byte limit (whole lines), with the notices as one bracketed footer.
+* ``check_regular_file`` — Raise :class:`SpecialFileError` when ``path`` is a pipe, a device or a socket.
+* ``count_argument`` — A count argument as an int: missing or non-finite gives ``default``; below ``minimum`` is
+  raised.
+* ``atomic_write`` — Replace ``path``'s contents with ``data`` so that a crash leaves the old or the new file.
+* ``build_env`` — The environment for a supervised process: ours without credentials (see
+  :mod:`pi_core.toolkit.shell_env`), the non-interactive defaults, then ``extra`` (always kept).
+* ``closest_region`` — The window of lines most similar to ``old`` (same number of lines), or None if nothing is
+  even 40% alike.
+* ``compile_pattern`` — A search pattern compiled once (regular expression or literal, case rules).
+* ``default_shell`` — ``$PI_SHELL``, else bash (``/bin/bash`` or on PATH), else ``/bin/sh``.
+* ``detect_image_mime`` — The MIME type of a supported image (jpeg, png, gif, webp, bmp) from its first bytes, else
+  None.
+* ``detect_image_mime_file`` — The image type of a file from its first bytes (``None`` when it is not an image).
+* ``edit_diff`` — ``{"diff", "patch", "firstChangedLine"}`` for a change from ``old`` to ``new`` (LF text).
+* ``file_mutation_lock`` — Hold the mutation lock of every path given (taken in a fixed order, so no deadlock).
+* ``find_edit`` — Resolve one edit against ``content`` (LF text) or raise :class:`EditError`.
+* ``find_ripgrep`` — ``$PI_RG_PATH``, ``rg`` on PATH, or the one installed beside this Python (the ``ripgrep``
+  wheel).
+* ``format_size`` — ``512B``, ``50.0KB``, ``3.2MB`` — the size format used in tool notices.
+* ``glob_to_regex`` — Translate a gitignore-style glob (no leading ``/``) into a regular expression body.
+* ``grep`` — Search files under ``target`` (a directory or one file) for ``pattern`` (a regex unless ``literal``).
+  Results come in path order; at most ``limit`` matches plus the last one's context.
+* ``list_files`` — Every file under ``root`` that ignore rules keep, as sorted relative POSIX paths.
+* ``mutation_key`` — The identity of a file for locking: its real path (the absolute path if it does not exist).
+* ``path_key`` — Sort key giving ripgrep's ``--sort path`` order.
+* ``prepare_image`` — Convert to a model-supported format and shrink oversized images when Pillow is available.
+* ``run_blocking`` — Run ``fn(*args)`` in a thread of its own; return its result, or raise :class:`AbortError` as
+  soon as ``signal`` fires (the thread is left to finish on its own and its result is discarded).
+* ``run_process`` — Run a program (no shell) under supervision and collect its stdout and stderr.
+* ``run_shell`` — Run ``command`` with ``<shell> -c`` under supervision, stdout and stderr merged in order.
+* ``sanitize_output`` — Drop terminal escape sequences and control characters (tab, newline and CR stay).
+* ``scrubbed_env`` — ``base`` (default: this process's environment) without credentials, then ``extra`` on top.
+* ``set_shell_env_policy`` — Use ``policy`` for every process started from now on (sessions set it from their
+  settings).
+* ``shell_env_policy`` — The environment policy in force for processes started for the model.
+* ``special_file_kind`` — ``"a named pipe (FIFO)"``, ``"a character device"``, ... or ``None`` for a regular file, a
+  directory or a missing path (symlinks are followed).
+* ``truncate_head`` — Keep whole lines from the start. A first line over ``max_bytes`` keeps nothing and sets
+  ``first_line_exceeds_limit`` (the caller should point at another way to see it).
+* ``truncate_head_tail`` — Keep the first quarter and the last three quarters of the limits when ``text`` is over
+  them.
+* ``truncate_line`` — Cut one line to ``max_chars`` characters with a ``... [truncated]`` marker.
+* ``truncate_tail`` — Keep whole lines from the end; a single last line over ``max_bytes`` keeps its end
+  (``last_line_partial``).
+* ``walk`` — Yield ``(relative posix path, is_dir)`` of every entry under ``root`` that the rules keep, in ripgrep's
+  sorted order (entries of a directory by name, depth first). ``.git`` entries and symbolic links are skipped,
+  hidden files are not.
+
+Reading untrusted JSON:
+
+* ``JSON_MAX_DEPTH`` — How deeply nested untrusted JSON may be.
+* ``JSONInputError`` — JSON the program will not take: malformed, nested too deeply, too large or out of range.
+* ``json_safe`` — ``value`` with every non-finite float replaced by ``None`` (what ``JSON.stringify`` writes).
+* ``parse_json`` — Parse one JSON text as ``JSON.parse`` would, within limits; raises :class:`JSONInputError`.
+
+Messages (re-exported from pi_core.ai):
+
+* ``AbortController`` — Owns a signal and fires it.
+* ``AbortSignal`` — Read side of an :class:`AbortController`.
+* ``AssistantMessage`` — A model's answer: text, thinking and tool calls, with usage and the stop reason.
+* ``ImageContent`` — An image in a message (base64 data and MIME type).
+* ``Message`` — One of the four messages a model sees: user, assistant, tool result, system.
+* ``Model`` — A model of a provider: id, API, base URL, context window, costs, capabilities.
+* ``SystemMessage`` — The system prompt as pi 1.6 keeps it in the transcript: named sections and tool changes.
+* ``TextContent`` — Text in a message.
+* ``ThinkingContent`` — A model's reasoning in an answer.
+* ``ToolCall`` — A tool call in an answer: id, tool name, arguments.
+* ``ToolResultMessage`` — A tool's result as the model sees it.
+* ``UserMessage`` — Text and images from the user (or sent as if typed).
+
+Sessions:
+
+* ``BranchPreparation`` — What a branch summary would cover; plugins see it in ``session_before_tree``.
+* ``CompactionError`` — A compaction (or branch summary) could not be made; the session is unchanged.
+* ``CompactionPreparation`` — What a compaction would do; plugins see it in ``session_before_compact``.
+* ``CompactionResult`` — What a compaction produced (``compaction_end``'s ``result`` and the RPC ``compact``
+  answer).
+* ``FileOps`` — Paths the ``read``, ``write`` and ``edit`` tools were called with.
+* ``AgentMessage`` — Any message a session holds (the model's four roles plus bash executions, custom messages and
+  summaries).
+* ``BashExecutionMessage`` — A shell command the user ran (``!cmd``; ``!!cmd`` sets ``exclude_from_context``).
+* ``BranchSummaryEntry`` — Summary of the branch the leaf came back from; ``from_id`` is that branch's old leaf.
+* ``BranchSummaryMessage`` — Synthesized from a ``branch_summary`` entry; never stored as a message entry.
+* ``CompactionEntry`` — Everything before ``first_kept_entry_id`` on the path is replaced by ``summary``.
+* ``CompactionSummaryMessage`` — Synthesized from a ``compaction`` entry; never stored as a message entry.
+* ``ContextEditEntry`` — Replaces (or with ``replacement=None`` omits) ``target_id``'s contribution to the context.
+* ``ContextEditReplacement`` — What a ``context_edit`` entry puts in place of an earlier entry's content.
+* ``CustomEntry`` — A plugin's state; never part of the model's context.
+* ``CustomMessage`` — A plugin's message in the conversation; the model sees it as a user message.
+* ``CustomMessageEntry`` — A plugin's message that is part of the model's context (as a user message).
+* ``EntryNotFoundError`` — No entry with that id in this session.
+* ``InvalidSessionError`` — The file is not a pi session (no valid header), so it is left untouched.
+* ``LabelEntry`` — Sets (or, with no label, clears) the label of ``target_id``.
+* ``MessageEntry`` — A session entry holding one message.
+* ``ModelChangeEntry`` — A session entry recording a model switch.
+* ``ModelRef`` — The model a session was last using: ``{"provider": ..., "modelId": ...}``.
+* ``SessionCheck`` — The result of :func:`check_session_file`.
+* ``SessionConflictError`` — The file changed under us (another program appended to it); reopen before writing.
+* ``SessionContext`` — What a resumed session sends to the model, and the settings it resumes with.
+* ``SessionDiagnostic`` — Something the loader noticed and handled: a skipped line, a repaired tail.
+* ``SessionEntry`` — Any entry of a session file (pi's entry types).
+* ``SessionError`` — Something about a session file or a session operation is wrong.
+* ``SessionHeader`` — The first line of a session file; not a tree node.
+* ``SessionInfo`` — One row of a session listing (pi's ``SessionInfo`` without the full-text field).
+* ``SessionInfoEntry`` — Session metadata; ``name`` is the display name (empty clears it).
+* ``SessionLockedError`` — Another process (or another manager in this one) has the session open for writing.
+* ``SessionManager`` — A session tree and its file. Make one with :meth:`create`, :meth:`open`, :meth:`in_memory`,
+  :meth:`continue_recent` or :meth:`fork_from`; close it (or use ``with``) to release the file.
+* ``SessionProblem`` — One thing wrong with a session file.
+* ``SessionReadOnlyError`` — An append was attempted on a session opened read-only.
+* ``SessionTreeNode`` — One entry in the tree. ``raw`` is the record as stored; ``entry`` its typed view (made on
+  demand).
+* ``SystemSnapshot`` — A compaction's record of the system prompt and tools in force (pi's key order for it).
+* ``ThinkingLevelChangeEntry`` — A session entry recording a thinking-level change.
+* ``UnknownEntry`` — A record of a type this version does not know (or could not validate); kept as written.
+* ``UnknownMessage`` — A message whose role this version does not know; kept as written, never sent to a model.
+* ``UsageEntry`` — Model usage outside the conversation (e.g. cache warming); counted in cost totals only.
+* ``check_session_file`` — Look at every line of a session file without changing it.
+* ``convert_to_llm`` — Session messages (models or pi-JSON dicts) → model messages, as pi's ``convertToLlm``.
+* ``default_session_dir`` — ``<agent dir>/sessions/--<encoded cwd>--`` (not created).
+* ``repair_session_file`` — Mend what :func:`check_session_file` marks repairable; returns the backup's path.
+* ``serialize_conversation`` — The conversation as plain text blocks separated by blank lines (see
+  :func:`serialize_blocks`); ``messages`` are pi-JSON dicts or message models (what :func:`pi_core.convert_to_llm`
+  returns).
+* ``agent_dir`` — The agent dir: ``$PI_CODING_AGENT_DIR`` if set and non-empty, else ``~/.pi/agent``.
+
+Runtime, SDK:
+
+* ``AgentSession`` — A running conversation. Build one with :func:`pi_core.create_agent_session`.
+* ``ForkPoint`` — A user message of the active branch that :meth:`AgentSession.fork` accepts.
+* ``SessionBusyError`` — Raised when input arrives while the agent runs and no ``streaming_behavior`` says how to
+  queue it.
+* ``UnknownCommandError`` — ``/word`` names no command, prompt template or skill; it is not sent to the model.
+* ``SetupError`` — The session cannot be built as asked (unknown model, toolset, session...); the message says why.
+* ``create_agent_session`` — Build and start a session.
+* ``AgentSettledEvent`` — pi will not continue on its own: retries, compaction and follow-ups are done.
+* ``AutoRetryEndEvent`` — AutoRetryEndEvent(success: 'bool', attempt: 'int', final_error: 'str | None' = None, type:
+  'str' = 'auto_retry_end')
+* ``AutoRetryStartEvent`` — AutoRetryStartEvent(attempt: 'int', max_attempts: 'int', delay_ms: 'int', error_message:
+  'str', type: 'str' = 'auto_retry_start')
+* ``CompactionEndEvent`` — CompactionEndEvent(reason: 'str' = 'manual', result: 'Any' = None, aborted: 'bool' =
+  False, will_retry: 'bool' = False, error_message: 'str | None' = None, type: 'str' = 'compaction_end')
+* ``CompactionStartEvent`` — CompactionStartEvent(reason: 'str' = 'manual', type: 'str' = 'compaction_start')
+* ``EntryAppendedEvent`` — An entry that is not a message (a ``context_edit``, a label...) was appended to the
+  session.
+* ``QueueUpdateEvent`` — QueueUpdateEvent(steering: 'list[str]' = <factory>, follow_up: 'list[str]' = <factory>,
+  type: 'str' = 'queue_update')
+* ``ContextFile`` — A project instruction file (AGENTS.md, CLAUDE.md) and its text.
+* ``ContextFiles`` — The context files found, outermost first (``files``), and diagnostics.
+* ``FrontMatterError`` — The front matter is outside the YAML subset read here (the message gives the line).
+* ``PromptTemplate`` — A prompt template: ``/name args`` expands to ``content`` with the arguments filled in.
+* ``ResourceDiagnostic`` — Why a file was skipped or is suspect. ``collision``: same name as ``winner``, which was
+  kept.
+* ``ResourceError`` — A resource could not be used when it was needed (e.g. a skill file vanished).
+* ``Settings`` — The effective settings: global merged with project, pi's defaults for what neither sets.
+* ``SettingsError`` — A settings file could not be written (malformed file, untrusted project, bad value).
+* ``SettingsIssue`` — A problem found while loading settings; ``message`` names the file and what was ignored.
+* ``Skill`` — A skill: instructions in a markdown file, listed to the model by name and description.
+* ``SkillSet`` — The skills found, in precedence order (``skills``), and diagnostics.
+* ``SystemPrompt`` — A built system prompt.
+* ``SystemPromptOptions`` — What the system prompt is built from.
+* ``TemplateSet`` — The prompt templates found, in precedence order (``templates``), and diagnostics.
+* ``build_system_prompt`` — Assemble the sections from ``options`` (reads SYSTEM.md / APPEND_SYSTEM.md when needed).
+* ``expand_prompt_template`` — The expansion of ``/name args`` when ``name`` is a template; ``None`` when it is not.
+* ``expand_skill_command`` — ``/skill:name [args]`` replaced by the skill's body in a ``<skill>`` block, args after
+  it.
+* ``load_context_files`` — The context files for ``cwd``: the global ``<agent dir>/AGENTS.md`` first, then one per
+  directory from the filesystem root down to ``cwd``. Nothing overrides anything: all are used.
+* ``load_prompt_templates`` — Templates from ``extra_paths`` (files or directories, in order), then
+  ``<cwd>/.pi/prompts`` (only when ``trusted``), then ``<agent dir>/prompts``, then ``package_paths`` (files that
+  packages contribute). Directories are not searched recursively. The first template with a name wins; a file
+  ``enabled`` turns off takes no name.
+* ``load_skills`` — Skills from ``extra_paths`` (in order; files or directories, relative to ``cwd``), then the
+  project's ``.pi/skills`` and ``.agents/skills`` (cwd up to the git root; only when ``trusted``), then ``<agent
+  dir>/skills`` and ``~/.agents/skills``, then ``package_paths`` (what packages contribute: the user's and the
+  project's own skills win over a package's, as in pi). The first skill with a name wins; a file ``enabled`` turns
+  off (see :class:`ResourceFilter`) takes no name.
+* ``parse_front_matter`` — ``(front matter mapping, body)`` of a markdown file; :class:`FrontMatterError` if
+  unreadable.
+
+Packages:
+
+* ``PackageResource`` — One thing a package contributes. ``name``: a plugin's entry-point name, else the path shown.
+* ``PackageSet`` — Every package of a session, in precedence order.
+* ``PackageSource`` — One parsed source. ``text`` is what was written; the other fields depend on ``kind``.
+* ``ResolvedPackage`` — A package and its resources, as the settings and the disk say now.
+* ``discover_package_resources`` — The skill, prompt-template and theme files that packages contribute to a session
+  in ``cwd``.
+* ``parse_package_source`` — Read ``text`` as a source; relative local paths resolve against ``base`` (default:
+  cwd).
+* ``resolve_packages`` — The packages of a session in ``cwd``.
 """
 
 from __future__ import annotations

@@ -29,3 +29,9 @@ def test_mypy_strict_passes_on_the_examples_and_every_public_name(tmp_path: Path
     done = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(tmp_path / "cache"),
                            "--no-error-summary", *targets], cwd=REPO, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_public_module_documents_each_name() -> None:
+    doc = pi_core.__doc__ or ""
+    undocumented = [n for n in pi_core.__all__ if n != "__version__" and f"* ``{n}`` — " not in doc]
+    assert undocumented == [], f"describe these names in pi_core/__init__.py's docstring: {undocumented}"
