@@ -167,6 +167,7 @@ Tool helpers (truncation, processes, matching):
 * ``ProcessStartError`` — The process could not be started (missing program, missing working directory, ...).
 * ``Replacement`` — A resolved edit: replace ``content[start:end]`` with ``text`` (offsets in LF text).
 * ``SearchError`` — A search that cannot run: bad pattern, missing path, ripgrep failure.
+* ``ShellConfig`` — How user and tool shell commands run: pi's ``shellPath`` and ``shellCommandPrefix`` settings.
 * ``ShellEnvPolicy`` — What is removed from the environment of processes started for the model.
 * ``ShellResult`` — The outcome of :func:`run_shell`.
 * ``SpecialFileError`` — The path is a pipe, a device or a socket: file tools do not open those (they may block for
