@@ -38,6 +38,7 @@ BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
     ("cloudflare", "plugins.providers.cloudflare"),
     ("amazon-bedrock", "plugins.providers.amazon_bedrock"),
     ("google-vertex", "plugins.providers.google_vertex"),
+    ("llama.cpp", "plugins.providers.llama_cpp"),
     ("model-lists", "plugins.model_lists"),
     ("mcp", "plugins.mcp"),
     ("tool-search", "plugins.tool_search"),

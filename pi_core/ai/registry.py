@@ -334,6 +334,10 @@ class ModelRegistry:
         return models.get(wanted) if wanted in models else next(iter(models.values()), None)
 
     # -- auth -----------------------------------------------------------------------------------
+    def environ(self) -> Mapping[str, str]:
+        """The environment this registry reads credentials from (its own ``env``, else the process's)."""
+        return self._resolver.environ()
+
     def provider_auth(self, provider: str) -> ProviderAuth:
         """How ``provider`` signs in (API keys only unless its config says more)."""
         config = self.get_provider(provider)

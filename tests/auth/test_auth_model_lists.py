@@ -103,9 +103,10 @@ def test_nothing_is_fetched_offline_or_without_a_key(tmp_path: Path) -> None:
         openrouter_server(http)
         offline = builtin_registry(tmp_path, env={"OPENROUTER_API_KEY": KEY, "PI_OFFLINE": "1"},
                                    models_json=models_json(http))
-        assert asyncio.run(offline.refresh_models()).skipped == {"openrouter": "offline"}
+        assert asyncio.run(offline.refresh_models()).skipped == {"openrouter": "offline", "llama.cpp": "offline"}
         keyless = builtin_registry(tmp_path, env={})
-        assert asyncio.run(keyless.refresh_models()).skipped == {"openrouter": "not configured"}
+        assert asyncio.run(keyless.refresh_models()).skipped == {"openrouter": "not configured",
+                                                                  "llama.cpp": "not configured"}
         done = pi(tmp_path, "update", "--models", env={"OPENROUTER_API_KEY": KEY, "PI_OFFLINE": "1"})
         assert done.returncode == 0 and "Skipped model catalog refresh (offline mode)" in done.stdout
         assert http.requests_to("/api/v1/models/user") == []

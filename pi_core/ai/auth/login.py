@@ -35,7 +35,7 @@ def login_methods(registry: ModelRegistry, provider: str) -> list[LoginMethod]:
     auth = registry.provider_auth(provider)
     config = registry.get_provider(provider)
     methods = [LoginMethod("oauth", auth.oauth.name)] if auth.oauth is not None else []
-    if auth.api_key_login and (config is None or config.requires_api_key):
+    if auth.api_key_login and (config is None or config.requires_api_key or auth.key_login is not None):
         methods.append(LoginMethod("api_key", auth.api_key_label))
     return methods
 
@@ -64,6 +64,8 @@ async def login_provider(registry: ModelRegistry, provider: str, interaction: Lo
         flow = registry.provider_auth(provider).oauth
         assert flow is not None
         credential = {**await flow.login(interaction), "type": "oauth"}
+    elif (key_login := registry.provider_auth(provider).key_login) is not None:
+        credential = {**await key_login(interaction, registry.environ()), "type": "api_key"}
     else:
         key = (await interaction.secret(f"Enter {methods['api_key'].label}")).strip()
         if not key:

@@ -158,12 +158,11 @@ class Resolver:
         if explicit:
             return AuthResult(api_key=explicit, source="--api-key")
         entry = self.stored(provider)
-        if entry is not None:
-            if entry.get("type") == "oauth":
-                return await self._oauth(provider, entry, auth.oauth, reject, min_validity_ms)
-            found = stored_api_key(entry, self.environ())
-            if found is not None:
-                return self.shaped(found, auth)
+        if entry is not None and entry.get("type") == "oauth":
+            return await self._oauth(provider, entry, auth.oauth, reject, min_validity_ms)
+        found = self.stored_key(entry, auth)
+        if found is not None:
+            return found
         keyed = self.configured_key(config, custom) or (self.env_key(config) if auth.ambient is None else None)
         return self.shaped(keyed, auth) if keyed is not None else await self.ambient(config, auth)
 
@@ -173,14 +172,21 @@ class Resolver:
         if explicit:
             return AuthResult(api_key=explicit, source="--api-key")
         entry = self.stored(provider)
-        if entry is not None:
-            if entry.get("type") == "oauth":
-                return oauth_auth(provider, entry, auth.oauth)
-            found = stored_api_key(entry, self.environ())
-            if found is not None:
-                return self.shaped(found, auth)
+        if entry is not None and entry.get("type") == "oauth":
+            return oauth_auth(provider, entry, auth.oauth)
+        found = self.stored_key(entry, auth)
+        if found is not None:
+            return found
         keyed = self.configured_key(config, custom) or (self.env_key(config) if auth.ambient is None else None)
         return self.shaped(keyed, auth) if keyed is not None else self.ambient_sync(config, auth)
+
+    def stored_key(self, entry: dict[str, Any] | None, auth: ProviderAuth) -> AuthResult | None:
+        """The auth of a stored API-key credential (``entry``; ``None``: nothing stored), by the
+        provider's ``resolve_key`` when it has one."""
+        if auth.resolve_key is not None:
+            return auth.resolve_key(dict(entry) if entry is not None else None, self.environ())
+        found = stored_api_key(entry, self.environ()) if entry is not None else None
+        return self.shaped(found, auth) if found is not None else None
 
     def shaped(self, result: AuthResult, auth: ProviderAuth) -> AuthResult:
         """A key-based result as the provider wants it sent (``ProviderAuth.from_key``)."""
@@ -218,9 +224,13 @@ class Resolver:
                    custom: str | None) -> bool:
         """Whether some credential is configured, without running commands, refreshing or network."""
         entry = self.stored(provider)
-        if entry is not None:
-            if entry.get("type") == "oauth" or entry.get("key"):
+        if entry is not None and entry.get("type") == "oauth":
+            return True
+        if auth.resolve_key is not None:
+            if auth.resolve_key(dict(entry) if entry is not None else None, self.environ()) is not None:
                 return True
+        elif entry is not None and entry.get("key"):
+            return True
         for value in (custom, config.api_key if config else None):
             if value and _config_value_set(value, self.environ()):
                 return True

@@ -6,6 +6,8 @@ A provider plugin attaches a :class:`ProviderAuth` to its :class:`~pi_core.ai.Pr
   pasted code, or a device code) through a :class:`~pi_core.ai.LoginInteraction` and returns the
   credential to store; ``refresh`` renews it; ``to_auth`` turns a stored credential into request auth.
 * ``api_key_login`` — whether ``/login`` may ask for an API key (every provider has this by default).
+* ``key_login`` / ``resolve_key`` — an API-key sign-in that asks for more (or less) than a key, and how
+  its stored credential is used (a local server's URL with an optional key).
 * ``ambient`` — credentials found outside ``auth.json`` (environment variables, cloud credential chains);
   ``ambient_configured`` answers cheaply whether there are any, without network or subprocesses.
 
@@ -70,6 +72,8 @@ class OAuthFlow(Protocol):
 
 
 AmbientFn = Callable[[Mapping[str, str]], "AuthResult | None | Awaitable[AuthResult | None]"]
+KeyLoginFn = Callable[["LoginInteraction", Mapping[str, str]], Awaitable[dict[str, Any]]]
+ResolveKeyFn = Callable[["dict[str, Any] | None", Mapping[str, str]], "AuthResult | None"]
 
 
 @dataclass
@@ -89,10 +93,22 @@ class ProviderAuth:
     api_key_fields: Sequence[tuple[str, str]] = ()
     """Further values an API-key sign-in asks for and stores in the credential's ``env`` object:
     ``(variable, prompt)`` pairs (Cloudflare's account id)."""
+    key_login: KeyLoginFn | None = None
+    """Replaces the API-key prompt of ``/login`` and ``pi auth login``: asks what the provider needs
+    through the :class:`~pi_core.ai.LoginInteraction` (gets it and the environment), checks it if it
+    likes, and returns the ``api_key`` credential to store. Its ``key`` may be left out (a local server
+    without one); other values go in its ``env`` object. Raise to fail the sign-in (nothing is stored).
+    llama.cpp asks for a server URL and an optional key."""
+    resolve_key: ResolveKeyFn | None = None
+    """How the provider's stored API-key credential (``None`` when there is none) becomes request auth,
+    when not simply as its ``key``: gets the credential and the environment, returns the ``AuthResult``
+    or ``None`` (then ``models.json``'s key and the environment are tried as usual). It also decides
+    whether the provider counts as configured, so it must be cheap: no network, no commands.
+    llama.cpp is configured by a server URL, with or without a key."""
 
 
 class AuthError(RuntimeError):
     """Sign-in or credential resolution failed; the message says what to do."""
 
 
-__all__ = ["AmbientFn", "AuthError", "AuthKind", "AuthResult", "OAuthFlow", "ProviderAuth"]
+__all__ = ["AmbientFn", "AuthError", "AuthKind", "AuthResult", "KeyLoginFn", "OAuthFlow", "ProviderAuth", "ResolveKeyFn"]
