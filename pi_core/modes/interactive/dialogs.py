@@ -48,8 +48,8 @@ class TerminalDialogs:
         app.timeoutlen = 0.1  # a lone Esc cancels at once
         return await app.run_async()
 
-    async def input(self, title: str, placeholder: str, prefill: str = "") -> str | None:
-        return await self._prompt(title, prefill, placeholder, multiline=False)
+    async def input(self, title: str, placeholder: str, prefill: str = "", *, secret: bool = False) -> str | None:
+        return await self._prompt(title, prefill, placeholder, multiline=False, secret=secret)
 
     async def tree(self, state: Any, keymap: Any, title: str) -> tuple[str, str] | None:
         from .tree_view import run_tree
@@ -64,7 +64,8 @@ class TerminalDialogs:
     async def editor(self, title: str, prefill: str) -> str | None:
         return await self._prompt(title + " (Alt+Enter to save, Esc to cancel)", prefill, "", multiline=True)
 
-    async def _prompt(self, title: str, prefill: str, placeholder: str, *, multiline: bool) -> str | None:
+    async def _prompt(self, title: str, prefill: str, placeholder: str, *, multiline: bool,
+                      secret: bool = False) -> str | None:
         from prompt_toolkit import PromptSession
         from prompt_toolkit.formatted_text import ANSI
         from prompt_toolkit.key_binding import KeyBindings
@@ -86,7 +87,9 @@ class TerminalDialogs:
         session.app.ttimeoutlen = 0.05
         session.app.timeoutlen = 0.1  # a lone Esc cancels at once
         message = ANSI(p(title, "bold") + ("\n" if multiline else ": "))
-        return await session.prompt_async(message, default=prefill, placeholder=ANSI(p(placeholder, "gray")))
+        # A secret is drawn as one "*" per character, so an API key never shows on screen or in a recording.
+        return await session.prompt_async(message, default=prefill, placeholder=ANSI(p(placeholder, "gray")),
+                                          is_password=secret)
 
 
 class _SelectState:
@@ -178,7 +181,7 @@ class LineDialogs:
         index = await self.select(title, ["  " * r.depth + r.text[:100] for r in rows]) if rows else None
         return None if index is None else ("select", rows[index].id)
 
-    async def input(self, title: str, placeholder: str, prefill: str = "") -> str | None:
+    async def input(self, title: str, placeholder: str, prefill: str = "", *, secret: bool = False) -> str | None:
         self.write(f"{title}:" + (f" ({placeholder})" if placeholder else ""))
         answer = await self.read_line()
         return None if answer is None else answer

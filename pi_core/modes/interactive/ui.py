@@ -22,7 +22,8 @@ class Dialogs(Protocol):
     """How dialogs are drawn: with prompt_toolkit on a terminal, line by line on a pipe."""
 
     async def select(self, title: str, options: Sequence[str]) -> int | None: ...
-    async def input(self, title: str, placeholder: str, prefill: str = "") -> str | None: ...
+    async def input(self, title: str, placeholder: str, prefill: str = "", *, secret: bool = False) -> str | None:
+        """One line; ``secret``: not shown as typed (where the dialog can hide it)."""
     async def tree(self, state: Any, keymap: Any, title: str) -> tuple[str, str] | None: ...
     async def sessions(self, state: Any, title: str) -> tuple[str, Any] | None: ...
     async def editor(self, title: str, prefill: str) -> str | None: ...
@@ -77,7 +78,7 @@ class InteractiveUI(UI):
         return answer
 
     async def secret(self, title: str, *, timeout: float | None = None) -> str | None:
-        answer = await self._ask(lambda: self.dialogs.input(title, ""), timeout)
+        answer = await self._ask(lambda: self.dialogs.input(title, "", secret=True), timeout)
         self._echo(title, None if answer is None else "(hidden)")
         return answer
 
