@@ -238,17 +238,26 @@ def convert_messages(model: Model, context: Context, cache_point: dict[str, Any]
     return out
 
 
+def is_govcloud(model: Model, options: StreamOptions) -> bool:
+    """A request to AWS GovCloud: its region is ``us-gov-*`` or the model is a GovCloud profile or ARN."""
+    model_id = model.id.lower()
+    return (resolve_target(model, options)[1].lower().startswith("us-gov-") or model_id.startswith("us-gov.")
+            or model_id.startswith("arn:aws-us-gov:"))
+
+
 def _reasoning_fields(model: Model, options: StreamOptions) -> dict[str, Any] | None:
     level = requested_level(model, options)
     if not level or not model.reasoning:
         return None
     if is_claude(model):
+        # GovCloud's Converse schema rejects Claude's thinking.display (as pi 1.6 notes); it is left out there.
+        display = {} if is_govcloud(model, options) else {"display": "summarized"}
         if supports_adaptive(model):
             mapped = (model.thinking_level_map or {}).get(level)
             effort = mapped if isinstance(mapped, str) else {"minimal": "low", "low": "low", "medium": "medium"}.get(
                 level, "high")
-            return {"thinking": {"type": "adaptive", "display": "summarized"}, "output_config": {"effort": effort}}
-        return {"thinking": {"type": "enabled", "budget_tokens": options.budget_for(level), "display": "summarized"},
+            return {"thinking": {"type": "adaptive", **display}, "output_config": {"effort": effort}}
+        return {"thinking": {"type": "enabled", "budget_tokens": options.budget_for(level), **display},
                 "anthropic_beta": ["interleaved-thinking-2025-05-14"]}
     names = _candidates(model)
     if any("gpt-oss" in n for n in names):

@@ -141,6 +141,28 @@ def test_keys_from_the_environment_sign_the_request(agent_dir: Path, bedrock: Fa
     assert body["additionalModelRequestFields"]["thinking"]["type"] == "adaptive"
 
 
+def test_govcloud_requests_leave_out_the_thinking_display(agent_dir: Path, bedrock: FakeHTTP,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret-example")
+    seen: list[Request] = []
+
+    def answer(request: Request) -> Answer:
+        seen.append(request)
+        return Answer(200, converse_events(tool=False), {"content-type": "application/vnd.amazon.eventstream"})
+
+    bedrock.route("POST", PATH, answer)
+    registry = registry_for(agent_dir, bedrock)
+    model = registry.get_model("amazon-bedrock", MODEL)
+    for region in ("us-gov-west-1", "us-east-1"):
+        monkeypatch.setenv("AWS_REGION", region)
+        assert run(complete(model, CONTEXT, registry=registry, reasoning="high")).stop_reason == "stop"
+    govcloud, commercial = (r.body["additionalModelRequestFields"]["thinking"] for r in seen)
+    assert govcloud == {"type": "adaptive"}  # GovCloud rejects thinking.display
+    assert commercial == {"type": "adaptive", "display": "summarized"}
+    assert "us-gov-west-1/bedrock" in seen[0].headers["authorization"]
+
+
 def test_a_named_profile_and_its_region(agent_dir: Path, bedrock: FakeHTTP, tmp_path: Path,
                                         monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "aws-credentials").write_text("[work]\naws_access_key_id = AKIDWORK\naws_secret_access_key = s3cr3t\n")
