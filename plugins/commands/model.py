@@ -39,8 +39,42 @@ def match_models(models: list[Model], pattern: str) -> list[Model]:
     return [m for m in models if wanted in f"{m.provider}/{m.id}".lower() or wanted in (m.name or "").lower()]
 
 
+#: Seconds ``/model <pattern>`` waits for fetched model lists when nothing known matches exactly (pi's 15 s).
+REFRESH_WAIT_S = 15.0
+
+
+def _exact(models: list[Model], pattern: str) -> bool:
+    wanted = pattern.strip().lower()
+    return any(wanted in (m.id.lower(), f"{m.provider}/{m.id}".lower()) for m in models)
+
+
+async def _refresh_lists(ctx: CommandContext) -> None:
+    """Fetch the run-time model lists (OpenRouter, llama.cpp) now, as pi does before giving up on a name:
+    a model loaded on a router since start-up is found. Failures keep the saved lists."""
+    import asyncio
+
+    from pi_core.ai import network_allowed
+
+    registry = ctx.model_registry
+    listed = [n for n in registry.get_providers()
+              if getattr(registry.get_provider(n), "fetch_models", None) is not None and registry.has_auth(n)]
+    if not network_allowed() or not listed:
+        return
+    await ctx.ui.notify("Refreshing model catalogs…", "info")
+    try:
+        result = await asyncio.wait_for(registry.refresh_models(listed, force=True), REFRESH_WAIT_S)
+    except asyncio.TimeoutError:
+        await ctx.ui.notify("Model refresh timed out; searching cached models.", "warning")
+        return
+    if result.errors:
+        await ctx.ui.notify(f"Could not refresh {', '.join(result.errors)}; searching cached models.", "warning")
+
+
 async def _model(args: str, ctx: CommandContext) -> None:
     models = available_models(ctx)
+    if args and not _exact(models, args):
+        await _refresh_lists(ctx)
+        models = available_models(ctx)
     matches = match_models(models, args) if args else models
     if not matches:
         try:

@@ -226,3 +226,27 @@ def test_slash_llama_loads_and_unloads_models_in_the_terminal(tmp_path: Path) ->
     assert loads == [{"model": "llama-3.2-1b"}] and unloads == [{"model": "gemma-3-4b"}]
     saved = json.loads((agent / "models-store.json").read_text())["llama.cpp"]  # refreshed after each action
     assert sorted(m["id"] for m in saved["models"]) == ["llama-3.2-1b", "qwen3-8b"]
+
+
+def test_model_names_a_model_loaded_since_start_up(tmp_path: Path) -> None:
+    """``/model <name>`` with no exact match refreshes the run-time lists first, as pi does."""
+    import time
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "rpc"))
+    from rpc_client import RpcProcess
+
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    with FakeHTTP() as http:
+        router = FakeRouter(http)
+        env = {"PI_CODING_AGENT_DIR": str(agent), "LLAMA_BASE_URL": http.url}
+        with RpcProcess(tmp_path, env=env, model=("faux", "echo")) as rpc:
+            deadline = time.monotonic() + 30
+            while not (agent / "models-store.json").exists() and time.monotonic() < deadline:
+                time.sleep(0.05)  # the start-up refresh
+            with router.lock:
+                router.models["llama-3.2-1b"]["status"] = {"value": "loaded"}  # loaded by another client
+            rpc.send({"type": "prompt", "message": "/model llama-3.2-1b", "id": "m"})
+            rpc.response("m", timeout=40)
+            state, _ = rpc.call({"type": "get_state"})
+    assert state["data"]["model"]["provider"] == "llama.cpp" and state["data"]["model"]["id"] == "llama-3.2-1b"
