@@ -116,6 +116,11 @@ async def before_agent_start(event: Any, ctx: Any) -> None:
         manager = _start(ctx, ctx.get_mcp_servers())
     if manager is None:
         return
+    registered = ctx.get_mcp_servers() if ctx is not None and not manager.waited_for_startup else []
+    if {r.name for r in registered} - {s.name for s in manager.servers}:
+        # a change event from a session_start handler may still be queued: take the current list now, so the
+        # first request waits for those servers too (applying the same list again later changes nothing)
+        await manager.set_registered(registered)
     await manager.wait_for_direct()
     section = servers_section(manager)
     if section:
