@@ -163,8 +163,12 @@ def settings_for_host(cwd: Path, agent: Path) -> dict[str, Any]:
     from .runtime.settings import Settings
 
     def configured(trusted: bool) -> ConfiguredExtensions:
+        from .runtime.resource_filter import ResourceFilter
+
         settings = Settings.load(cwd, agent, trusted=trusted)
-        return ConfiguredExtensions(settings.extension_paths(), settings.builtin_extension_switches())
+        rules = ResourceFilter(settings, "extensions", cwd, agent)
+        return ConfiguredExtensions(settings.extension_paths(), settings.builtin_extension_switches(),
+                                    rules.enabled if rules.active else None)
 
     return {"default_trust": Settings.load(cwd, agent, trusted=False).default_project_trust,
             "configured": configured}

@@ -120,6 +120,12 @@ class ConfiguredExtensions:
 
     paths: Sequence[Path] = ()
     builtins: dict[str, bool] = field(default_factory=dict)
+    enabled: Callable[[Path], bool] | None = None
+    """Whether the settings' ``!glob`` / ``+path`` / ``-path`` entries leave an extension file on
+    (``None``: there are none)."""
+
+    def keep(self, files: Sequence[Path]) -> list[Path]:
+        return [f for f in files if self.enabled(f)] if self.enabled is not None else list(files)
 
 
 #: Built-in plugins that pi ships as extensions: ``--no-extensions`` turns them off too (as in pi), and
@@ -383,17 +389,17 @@ def _populate(host: PluginHost) -> None:
     _load_entry_points(host)
     if options.discover_extensions:
         _load_packages(host)
-        _load_files(host, "global", extension_files(options.agent_dir / "extensions"))
-        _load_configured(host, untrusted.paths)
+        _load_files(host, "global", untrusted.keep(extension_files(options.agent_dir / "extensions")))
+        _load_configured(host, untrusted.paths, untrusted)
     # -e files load before the project's extensions so that their project_trust handlers can decide;
     # handlers still run in pi's order (project extensions before -e files), see _project_before_cli.
     _load_files(host, "cli", [p for p in options.extension_paths if _exists(host, p)])
     if options.discover_extensions:
-        _load_project(host)
+        _load_project(host, configured)
         # decided only when the project lists some (a project with nothing to trust stays undecided)
         extra = [p for p in configured(True).paths if p not in untrusted.paths]
         if extra and host.is_project_trusted():
-            _load_configured(host, extra)
+            _load_configured(host, extra, configured(True))
         _project_before_cli(host)
     _load_objects(host, options.plugins)
     host.run_registrations()
@@ -508,7 +514,7 @@ def _switch_builtins(host: PluginHost, switches: dict[str, bool]) -> None:
     options.disabled = options.disabled | frozenset(known[n] for n in off if n in known)
 
 
-def _load_configured(host: PluginHost, paths: Sequence[Path]) -> None:
+def _load_configured(host: PluginHost, paths: Sequence[Path], rules: ConfiguredExtensions) -> None:
     """Files and directories listed in the settings' ``extensions`` (a missing one is reported)."""
     project = host.cwd / ".pi"
     for path in paths:
@@ -521,20 +527,20 @@ def _load_configured(host: PluginHost, paths: Sequence[Path]) -> None:
             host.diagnostics.append(Diagnostic("error", f"extension {path} (listed in the {scope} settings) "
                                                         "does not exist"))
             continue
-        for file in found:
+        for file in rules.keep(found):
             if any(r.path == file for r in host.records.values()):
                 continue  # also discovered in an extensions directory
             name = f"{scope}:{file}"
             host.load(PluginSpec(name, str(file), scope, path=file), lambda file=file: import_extension(file))
 
 
-def _load_project(host: PluginHost) -> None:
+def _load_project(host: PluginHost, configured: Callable[[bool], ConfiguredExtensions]) -> None:
     directory = host.cwd / ".pi" / "extensions"
     files = extension_files(directory)
     if not files:
         return
     if _project_trusted(host):
-        _load_files(host, "project", files)
+        _load_files(host, "project", configured(True).keep(files))
         return
     host.diagnostics.append(Diagnostic(
         "warning",

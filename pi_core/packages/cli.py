@@ -502,11 +502,12 @@ def _update_self() -> None:
 
 def _config(host: PluginHost, action: str | None, package_text: str | None, resources: list[str],
             local: bool) -> None:
-    from .local_config import local_resources
+    from .local_config import builtin_extensions, local_resources
 
     trusted = project_trusted(host)
     packages = _resolved(host, trusted)
     found = local_resources(host.cwd, host.agent_dir, trusted=trusted)
+    builtins = builtin_extensions(host.cwd, host.agent_dir, trusted=trusted)
     if action is None and sys.stdin.isatty() and sys.stdout.isatty():
         from .config_picker import run_picker
 
@@ -520,14 +521,18 @@ def _config(host: PluginHost, action: str | None, package_text: str | None, reso
             for resource in package.resources:
                 mark = "-" if resource.note else "x" if resource.enabled else " "
                 typer.echo(f"  [{mark}] {resource.kind:<10} {resource.name}" + (f"  ({resource.note})" if resource.note else ""))
-        _list_local(host, found)
+        _list_local(host, found, builtins)
         if not any(p.resources for p in packages) and not found:
             typer.echo("No package or local resources.")
         return
     if action not in ("enable", "disable") or not package_text or not resources:
-        raise PackageCommandError("usage: pi config [enable|disable PACKAGE|user|project RESOURCE...] [-l]")
+        raise PackageCommandError("usage: pi config [enable|disable PACKAGE|user|project|builtin RESOURCE...] [-l]")
     if package_text in ("user", "project"):
         _switch_local(host, found, package_text, resources, action == "enable")
+        return
+    if package_text == "builtin":
+        _switch_local(host, [b for b in builtins if b.scope == ("project" if local else "user")],
+                      "project" if local else "user", resources, action == "enable")
         return
     scope = _scope(local, host)
     wanted = parse_source(package_text, host.cwd).identity
@@ -571,7 +576,7 @@ def switch_package_resources(host: PluginHost, package: ResolvedPackage, chosen:
     _write_entries(host, scope, entries)
 
 
-def _list_local(host: PluginHost, local: list[Any]) -> None:
+def _list_local(host: PluginHost, local: list[Any], builtins: list[Any]) -> None:
     headings = {"user": f"user ({host.agent_dir})", "project": f"project ({host.cwd / '.pi'})"}
     for scope in ("user", "project"):
         rows = [r for r in local if r.scope == scope]
@@ -580,6 +585,15 @@ def _list_local(host: PluginHost, local: list[Any]) -> None:
         for r in rows:
             typer.echo(f"  [{'x' if r.enabled else ' '}] {r.kind:<10} {r.entry}"
                        + (f"  ({r.label})" if r.label not in r.entry.split("/")[-1] else ""))
+    user_state = {b.label: b.enabled for b in builtins if b.scope == "user"}
+    for scope in ("user", "project"):
+        rows = [b for b in builtins if b.scope == scope]
+        if scope == "project" and all(user_state.get(b.label) == b.enabled for b in rows):
+            continue  # the project changes none of them: the user's list says it all
+        if rows:
+            typer.echo("builtin" + (" (this project)" if scope == "project" else ""))
+        for b in rows:
+            typer.echo(f"  [{'x' if b.enabled else ' '}] extensions {b.label}")
 
 
 def _switch_local(host: PluginHost, local: list[Any], scope: str, names: list[str], enabled: bool) -> None:

@@ -31,7 +31,7 @@ RowSource = Callable[[str], list[Row]]
 def rows_for(host: PluginHost, trusted: bool) -> RowSource:
     """The rows of one scope (``"user"`` or ``"project"``), read from disk each time it is called."""
     from . import cli
-    from .local_config import local_resources
+    from .local_config import builtin_extensions, local_resources
 
     def build(scope: str) -> list[Row]:
         rows: list[Row] = []
@@ -51,6 +51,11 @@ def rows_for(host: PluginHost, trusted: bool) -> RowSource:
             rows.append(Row(f"{'User' if scope == 'user' else 'Project'} ({_base(host, scope)})"))
         for r in local:
             rows.append(Row(f"{r.kind}: {r.entry}", 1, r.enabled, _local_toggle(host, r)))
+        builtins = [b for b in builtin_extensions(host.cwd, host.agent_dir, trusted=trusted) if b.scope == scope]
+        if builtins:
+            rows.append(Row("Built-in"))
+        for b in builtins:
+            rows.append(Row(f"extensions: {b.label}", 1, b.enabled, _local_toggle(host, b)))
         return rows
 
     return build

@@ -13,7 +13,8 @@ from ..runtime.settings import Settings, SettingsError, write_setting
 from . import filters
 
 LocalScope = Literal["user", "project"]
-KINDS: tuple[ResourceKind, ...] = ("skills", "prompts")
+KINDS: tuple[ResourceKind, ...] = ("extensions", "skills", "prompts")
+BUILTIN = "builtin:"
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,27 @@ def local_resources(cwd: Path, agent_dir: Path, *, trusted: bool, home: Path | N
             for path in _files(kind, directory, root_files):
                 entry = _entry(path, base, absolute=base.name == ".agents")
                 found.append(LocalResource(scope, kind, path, entry, _label(path), rules.enabled(path)))
+    return found
+
+
+def builtin_extensions(cwd: Path, agent_dir: Path, *, trusted: bool) -> list[LocalResource]:
+    """pi's built-in extensions that this installation has, per scope: the user file's switch (on unless
+    ``-builtin:<name>``), and in a trusted project the state there (its own switch, else the user's)."""
+    from ..entry_points import scan_entry_points
+    from ..extensions.manager import BUILTIN_EXTENSIONS
+
+    def norm(name: str) -> str:
+        return name.replace("_", "-")
+
+    present = sorted({norm(s.name) for s in scan_entry_points() if s.source == "builtin"}
+                     & {norm(n) for n in BUILTIN_EXTENSIONS})
+    user = Settings.load(cwd, agent_dir, trusted=False).builtin_extension_switches()
+    found = [LocalResource("user", "extensions", Path(BUILTIN + name), BUILTIN + name, name,
+                           user.get(name, True)) for name in present]
+    if trusted:
+        both = Settings.load(cwd, agent_dir, trusted=True).builtin_extension_switches()
+        found += [LocalResource("project", "extensions", Path(BUILTIN + name), BUILTIN + name, name,
+                                both.get(name, True)) for name in present]
     return found
 
 
@@ -99,4 +121,4 @@ def _label(path: Path) -> str:
     return path.parent.name if path.name in ("SKILL.md", "__init__.py") else path.stem
 
 
-__all__ = ["KINDS", "LocalResource", "SettingsError", "local_resources", "switch"]
+__all__ = ["KINDS", "LocalResource", "SettingsError", "builtin_extensions", "local_resources", "switch"]

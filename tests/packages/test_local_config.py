@@ -59,3 +59,34 @@ def test_unknown_local_resource_names_what_there_is(tmp_path: Path, agent_dir: P
     assert bad.returncode == 1
     assert "no user resource 'nope' (there are: skills/tidy/SKILL.md)" in bad.stderr
     assert not (agent_dir / "settings.json").exists()
+
+
+def test_extension_files_and_builtins_are_switched_and_stay_off(tmp_path: Path, agent_dir: Path) -> None:
+    write(agent_dir / "extensions" / "hello.py", "from pi_core import hookimpl\n\n"
+          "@hookimpl\ndef session_start(event, ctx):\n    pass\n")
+    shown = run_pi(PY, tmp_path, "config")
+    assert "[x] extensions extensions/hello.py" in shown.stdout
+    assert "builtin\n" in shown.stdout and "[x] extensions mcp" in shown.stdout
+    assert "global:hello" in run_pi(PY, tmp_path, "plugins").stdout
+
+    assert run_pi(PY, tmp_path, "config", "disable", "user", "hello").returncode == 0
+    assert run_pi(PY, tmp_path, "config", "disable", "builtin", "mcp").returncode == 0
+    assert settings(agent_dir) == {"extensions": ["-extensions/hello.py", "-builtin:mcp"]}
+    listed = run_pi(PY, tmp_path, "config").stdout
+    assert "[ ] extensions extensions/hello.py" in listed and "[ ] extensions mcp" in listed
+    plugins = run_pi(PY, tmp_path, "plugins").stdout
+    assert "global:hello" not in plugins
+    assert any(line.startswith("mcp ") and line.rstrip().endswith("disabled") for line in plugins.splitlines())
+
+
+def test_a_project_switches_a_builtin_back_on_for_itself(tmp_path: Path, agent_dir: Path) -> None:
+    project = tmp_path / "repo"
+    (project / ".pi").mkdir(parents=True)
+    agent_dir.mkdir(parents=True, exist_ok=True)
+    (agent_dir / "settings.json").write_text(json.dumps({"extensions": ["-builtin:mcp"]}))
+    done = run_pi(PY, project, "config", "-a", "-l", "enable", "builtin", "mcp")
+    assert done.returncode == 0, done.stderr
+    assert settings(project / ".pi") == {"extensions": ["+builtin:mcp"]}
+    listed = run_pi(PY, project, "config", "-a").stdout
+    assert "builtin (this project)\n  [x] extensions mcp" in listed
+    assert "builtin\n  [ ] extensions mcp" in listed
