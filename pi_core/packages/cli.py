@@ -522,7 +522,7 @@ def _config(host: PluginHost, action: str | None, package_text: str | None, reso
                 mark = "-" if resource.note else "x" if resource.enabled else " "
                 typer.echo(f"  [{mark}] {resource.kind:<10} {resource.name}" + (f"  ({resource.note})" if resource.note else ""))
         _list_local(host, found, builtins)
-        if not any(p.resources for p in packages) and not found:
+        if not any(p.resources for p in packages) and not found and not builtins:
             typer.echo("No package or local resources.")
         return
     if action not in ("enable", "disable") or not package_text or not resources:

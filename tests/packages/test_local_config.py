@@ -88,5 +88,6 @@ def test_a_project_switches_a_builtin_back_on_for_itself(tmp_path: Path, agent_d
     assert done.returncode == 0, done.stderr
     assert settings(project / ".pi") == {"extensions": ["+builtin:mcp"]}
     listed = run_pi(PY, project, "config", "-a").stdout
-    assert "builtin (this project)\n  [x] extensions mcp" in listed
-    assert "builtin\n  [ ] extensions mcp" in listed
+    user, here = listed.split("builtin (this project)\n")
+    assert "[ ] extensions mcp" in user.split("builtin\n")[1]
+    assert "[x] extensions mcp" in here
