@@ -158,6 +158,25 @@ def test_no_orphans_after_kill_9_of_pi(ws: Path, tmp_path: Path) -> None:
                 pi.wait()
 
 
+def test_a_server_that_exits_takes_the_children_it_left_behind_with_it(tmp_path: Path) -> None:
+    # After kill -9 of pi the server usually sees its input end and exits before the guard notices
+    # that pi is gone; what the server started must not outlive it (CI caught the race).
+    guard = Path(__file__).parents[2] / "plugins" / "mcp" / "_guard.py"
+    pid_file = tmp_path / "child.pid"
+    server = ("import subprocess, sys\n"
+              "child = subprocess.Popen([sys.executable, '-c', 'import signal, time\\n"
+              "signal.signal(signal.SIGTERM, signal.SIG_IGN)\\nwhile True: time.sleep(1)'])\n"
+              f"open({str(pid_file)!r}, 'w').write(str(child.pid))\n")
+    guarded = subprocess.run([sys.executable, "-I", "-S", str(guard), sys.executable, "-c", server],
+                             start_new_session=True, timeout=30)
+    assert guarded.returncode == 0
+    child = int(pid_file.read_text())
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and _exists(child):
+        time.sleep(0.05)
+    assert not _exists(child)
+
+
 def _exists(pid: int) -> bool:
     try:
         os.kill(pid, 0)
