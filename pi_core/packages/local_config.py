@@ -13,7 +13,7 @@ from ..runtime.settings import Settings, SettingsError, write_setting
 from . import filters
 
 LocalScope = Literal["user", "project"]
-KINDS: tuple[ResourceKind, ...] = ("extensions", "skills", "prompts")
+KINDS: tuple[ResourceKind, ...] = ("extensions", "skills", "prompts", "themes")
 BUILTIN = "builtin:"
 
 

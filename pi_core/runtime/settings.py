@@ -272,6 +272,10 @@ class Settings(_SettingsModel):
         """``prompts`` entries of both files, project first, each resolved against its file's dir."""
         return self._resource_paths("prompts")
 
+    def theme_paths(self) -> list[Path]:
+        """``themes`` entries of both files, project first, each resolved against its file's dir."""
+        return self._resource_paths("themes")
+
     def extension_paths(self) -> list[Path]:
         """``extensions`` entries of both files, project first, each resolved against its file's dir."""
         return [p for p in self._resource_paths("extensions") if not p.name.startswith(BUILTIN_PREFIX)]

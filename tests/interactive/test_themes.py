@@ -148,3 +148,32 @@ def test_a_theme_added_by_resources_discover_can_be_chosen(running, tmp_path: Pa
     app.wait_for("Big heading")
     quit_app(app)
     assert b"\x1b[38;2;255;0;0;1;4mBig heading" in bytes(app.raw)
+
+
+def test_themes_switched_off_by_pi_config_or_settings_filters_cannot_be_chosen(running, tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    agent = tmp_path / "agent"
+    (agent / "themes").mkdir(parents=True)
+    for name in ("hot", "cold"):
+        (agent / "themes" / f"{name}.json").write_text(json.dumps({"name": name, "vars": {}, "colors": _colors()}))
+    extra = tmp_path / "more-themes"
+    extra.mkdir()
+    for name in ("dusk", "dawn"):
+        (extra / f"{name}.json").write_text(json.dumps({"name": name, "vars": {}, "colors": _colors()}))
+    # a plain path entry brings a folder in; its own `!` pattern narrows what comes from it
+    (agent / "settings.json").write_text(json.dumps({"theme": "hot", "themes": [str(extra), "!**/dawn.json"]}))
+    env = {**os.environ, "PI_CODING_AGENT_DIR": str(agent)}
+    listed = subprocess.run([sys.executable, "-m", "pi_core", "config"], capture_output=True, text=True,
+                            env=env, cwd=tmp_path, timeout=60)
+    assert "[x] themes     themes/hot.json\n" in listed.stdout, listed.stdout
+    off = subprocess.run([sys.executable, "-m", "pi_core", "config", "disable", "user", "hot"],
+                         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)
+    assert off.returncode == 0, off.stderr
+    assert json.loads((agent / "settings.json").read_text())["themes"] == [str(extra), "!**/dawn.json",
+                                                                             "-themes/hot.json"]
+    app = running()
+    assert "theme: no theme named 'hot' (have: dark, light, system, cold, dusk)" in app.text().replace("\n", "")
+    quit_app(app)

@@ -191,18 +191,20 @@ class InteractiveApp:
 
         settings = getattr(self.session, "settings", None)
         trusted = bool(getattr(settings, "trusted", False))
-        extra: list[Path] = []
-        paths = self._setting("themes", [])
         base = Path(getattr(self.session.host, "agent_dir", ".") or ".")
-        for entry in paths if isinstance(paths, list) else []:
-            if isinstance(entry, str) and entry.strip():
-                path = Path(entry).expanduser()
-                extra.append(path if path.is_absolute() else base / path)
+        extra: list[Path] = list(settings.theme_paths()) if hasattr(settings, "theme_paths") else []
+        enabled = None
+        if settings is not None and hasattr(settings, "scope_data"):
+            from ...runtime.resource_filter import ResourceFilter
+
+            rules = ResourceFilter(settings, "themes", Path(self.session.cwd), base)
+            enabled = rules.enabled if rules.active else None
         from ...packages import package_set_for
 
-        extra.extend(package_set_for(self.session.host).theme_paths)  # themes that packages ship
+        extra.extend(package_set_for(self.session.host).theme_paths)  # packages filter their own themes
         extra.extend(getattr(self.session, "theme_paths", []))  # themes plugins add through resources_discover
-        catalog = ThemeCatalog.discover(Path(base), Path(self.session.cwd), trusted=trusted, extra=extra)
+        # the filter only speaks for the settings' own places (agent/project themes dirs, plain entries)
+        catalog = ThemeCatalog.discover(base, Path(self.session.cwd), trusted=trusted, extra=extra, enabled=enabled)
         self.themes = catalog
         self._theme_errors.extend(catalog.errors)
         setting = self._setting("theme", None)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -349,7 +349,9 @@ class ThemeCatalog:
 
     @classmethod
     def discover(cls, agent_dir: Path | None, cwd: Path | None = None, *, trusted: bool = False,
-                 extra: Iterable[Path] = ()) -> ThemeCatalog:
+                 extra: Iterable[Path] = (), enabled: Callable[[Path], bool] | None = None) -> ThemeCatalog:
+        """Theme files of the agent directory, the project (when trusted) and ``extra``; ``enabled``
+        (the settings' ``themes`` filter entries) may switch single files off."""
         catalog = cls()
         folders: list[Path] = []
         if agent_dir is not None:
@@ -358,7 +360,8 @@ class ThemeCatalog:
             folders.append(Path(cwd) / ".pi" / "themes")
         for place in [*folders, *extra]:
             for path in _json_files(place):
-                catalog._add(path)
+                if enabled is None or enabled(path):
+                    catalog._add(path)
         return catalog
 
     def _add(self, path: Path) -> None:
