@@ -60,6 +60,8 @@ class ResolvedPackage:
     installed: bool = False
     resources: list[PackageResource] = field(default_factory=list)
     problem: str | None = None
+    location: Path | None = None
+    """A local or git source's directory on disk (a Python project's checkout, not where it installs)."""
 
     @property
     def filtered(self) -> bool:
@@ -328,6 +330,7 @@ def _resolve_one(source: PackageSource, scope: Scope, entry: str | dict[str, Any
             return ResolvedPackage(source, scope, entry, root=location,
                                    problem=f"{location}: cannot tell which distribution it installs")
         package = _python_package(source, scope, entry, name, dists)
+        package.location = location
         return package
     return _directory_package(source, scope, entry, location)
 

@@ -240,6 +240,7 @@ class InteractiveApp:
         self._attach(self.session)
         self._header()
         self._show_history()
+        self._package_updates()
         restore = self._install_sigint()
         terminate = SignalStop(self._on_terminate).install()
         try:
@@ -447,6 +448,29 @@ class InteractiveApp:
             self.renderer.replay(messages)
         self.renderer.stats = Stats.of(messages)
         self._branch = GitBranch(self.session.cwd)
+
+    def _package_updates(self) -> None:
+        """pi's "Extension Updates" notice: what changed in updated packages, once, on a fresh start."""
+        if list(self.session.messages):
+            return
+        from ...packages import package_set_for
+        from ...packages.changelog import SETTING, changelog_updates
+        from .markdown import render_markdown
+
+        host = self.session.host
+        settings = getattr(self.session, "settings", None)
+        recorded = settings.scope_data("global").get(SETTING, {}) if settings is not None else {}
+        updates = changelog_updates(package_set_for(host), Path(host.agent_dir) / "settings.json",
+                                    recorded if isinstance(recorded, dict) else {})
+        if not updates:
+            return
+        p = self.palette
+        if self._setting("collapseChangelog", False) is True:
+            self.renderer.scroll([f"Updated {u.name} to v{u.version}." for u in updates])
+        else:
+            self.renderer.scroll([p("Extension Updates", "bold")])
+            self.renderer.scroll(render_markdown(p, "\n\n".join(u.markdown for u in updates), self._width()))
+        self.renderer.gap()
 
     # -- keys ----------------------------------------------------------------------------------
 
