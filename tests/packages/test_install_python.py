@@ -156,3 +156,36 @@ def test_dash_e_pypi_name_loads_for_one_run_only(scratch_python: Path, tmp_path:
     # nothing was installed into the environment, nothing recorded
     assert "sample_tool" not in run_pi(scratch_python, tmp_path, "plugins", "--json").stdout
     assert not _agent(tmp_path).exists()
+
+
+def test_a_python_package_changelog_comes_from_its_project_or_from_its_wheel(scratch_python: Path,
+                                                                              tmp_path: Path, agent_dir: Path) -> None:
+    local = python_package(tmp_path / "local", version="1.0.0")
+    write(local / "CHANGELOG.md", "## [1.0.0]\n\n- Local project notes\n\n## [0.9.0]\n\n- Old\n")
+    shipped = python_package(tmp_path / "shipped", name="pi-shipped", version="2.1.0", skill_name="other-skill")
+    write(shipped / "pi_shipped" / "CHANGELOG.md", "## 2.1.0 - 2026-12-01\n\n- Wheel notes\n")
+    wheel = build_wheel(shipped, tmp_path / "wheels")
+    assert run_pi(scratch_python, tmp_path, "install", "-e", str(local)).returncode == 0
+    assert run_pi(scratch_python, tmp_path, "install", str(wheel)).returncode == 0
+    code = '''
+import json, sys
+from pathlib import Path
+from pi_core.packages.changelog import changelog_updates
+from pi_core.packages.resolve import resolve_packages
+cwd, agent = Path(sys.argv[1]), Path(sys.argv[2])
+packages = resolve_packages(cwd, agent, trusted=False)
+record = {}
+first = changelog_updates(packages, agent / "settings.json", record)
+record = json.loads((agent / "settings.json").read_text())["extensionChangelogVersions"]
+older = {key: "0.9.0" for key in record}
+later = changelog_updates(packages, agent / "settings.json", older)
+print(json.dumps({"first": len(first), "record": sorted(record.values()),
+                  "later": sorted((u.name, u.markdown) for u in later)}))
+'''
+    done = subprocess.run([str(scratch_python), "-c", code, str(tmp_path), str(agent_dir)], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, **PIP_ENV})
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["first"] == 0 and result["record"] == ["1.0.0", "2.1.0"]
+    assert result["later"] == [["pi-sample", "## pi-sample [1.0.0]\n\n- Local project notes"],
+                               ["pi-shipped", "## pi-shipped 2.1.0 - 2026-12-01\n\n- Wheel notes"]]
