@@ -36,6 +36,10 @@ class _Event:
         """Take a handler's non-``None`` return value; return True to stop the dispatch."""
         raise TypeError(f"{type(self).__name__} handlers return None, got {type(result).__name__}")
 
+    def _after_handler(self) -> None:
+        """Called after each handler (chain and first modes): lets an event settle what a handler changed
+        in place before the next handler sees it."""
+
 
 def _pi_dict(result: Any, keys: set[str], event: str) -> dict[str, Any] | None:
     """A pi-style answer (``{"block": True, "reason": ...}``) as snake_case keys, or ``None`` when
@@ -425,7 +429,8 @@ class BeforeAgentStartEvent(_Event):
     and ``images``) or ``custom`` (``send_message(..., trigger_turn=True)``: the starting ``message``).
     ``system_prompt_options`` is what the prompt is built from (pi's ``systemPromptOptions``): a handler
     may add, change or delete named ``sections``; unless a handler set ``system_prompt`` itself, the
-    prompt is then built again from the options once every handler ran.
+    prompt is then built again from the options before the next handler runs, so each handler sees in
+    ``system_prompt`` (and ``ctx.get_system_prompt()``) the prompt as the handlers before it left it.
     """
 
     prompt: str
@@ -435,6 +440,22 @@ class BeforeAgentStartEvent(_Event):
     message_type: Literal["user", "custom"] = "user"
     message: Any = None
     system_prompt_options: SystemPromptOptions | None = None
+    # set by the session: builds the prompt from (edited) options; the state below tracks handler edits
+    _rebuild: Any = field(default=None, init=False, repr=False, compare=False)
+    _seen_prompt: str | None = field(default=None, init=False, repr=False, compare=False)
+    _seen_sections: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
+    _forced: bool = field(default=False, init=False, repr=False, compare=False)
+
+    def _after_handler(self) -> None:
+        options = self.system_prompt_options
+        if self._rebuild is None or options is None:
+            return
+        if self._seen_prompt is not None and self.system_prompt != self._seen_prompt:
+            self._forced = True  # a handler wrote the prompt: the options no longer decide it
+        sections = dict(options.sections)
+        if not self._forced and self._seen_sections is not None and sections != self._seen_sections:
+            self.system_prompt = self._rebuild(options)
+        self._seen_prompt, self._seen_sections = self.system_prompt, sections
 
     def _apply(self, result: Any) -> bool:
         data = _pi_dict(result, {"system_prompt", "message"}, "before_agent_start")

@@ -127,15 +127,19 @@ class Dispatcher:
                     return self._fail_closed(hook, impl, event, exc)
                 self._report(impl.plugin, hook, exc)
                 continue
-            if result is None or mode == "notify":
+            if mode == "notify":
                 continue
-            try:
-                if event._apply(result):  # a decision (block, cancel, handled) ends the dispatch
-                    return event
-            except TypeError as exc:  # an answer of the wrong shape: a gate blocks, never lets it through
-                if hook in FAIL_CLOSED:
-                    return self._fail_closed(hook, impl, event, exc)
-                self._report(impl.plugin, hook, exc)
+            if result is not None:
+                try:
+                    if event._apply(result):  # a decision (block, cancel, handled) ends the dispatch
+                        return event
+                except TypeError as exc:  # an answer of the wrong shape: a gate blocks, never lets it through
+                    if hook in FAIL_CLOSED:
+                        return self._fail_closed(hook, impl, event, exc)
+                    self._report(impl.plugin, hook, exc)
+            after = getattr(event, "_after_handler", None)
+            if after is not None:
+                after()
         return event
 
     async def collect(self, hook: str, **kwargs: Any) -> list[Any]:

@@ -740,15 +740,13 @@ class AgentSession:
 
         options = self.system_prompt_options()
         event.system_prompt_options = dataclasses.replace(options, sections=dict(options.sections))
-        sections, text = dict(options.sections), event.system_prompt
+        event._rebuild = lambda edited: build_system_prompt(edited).text
+        event._after_handler()  # the starting point each handler's edits are measured against
         self._starting = event
         try:
             event = await self.call_hook("before_agent_start", event)
         finally:
             self._starting = None
-        edited = event.system_prompt_options
-        if event.system_prompt == text and edited is not None and dict(edited.sections) != sections:
-            event.system_prompt = build_system_prompt(edited).text  # sections changed, the prompt was not
         self.agent.config.system_prompt = event.system_prompt
         return event
 

@@ -517,3 +517,39 @@ def test_before_agent_start_sections_rebuild_the_prompt_unless_it_was_set(tmp_pa
     assert first.index("<cwd>") < first.index("<tool_guidance>")  # named sections come after cwd
     assert second == "Only this."  # a prompt set by a handler wins over the options
     assert seen[0] == ["read", "bash", "edit", "write"]
+
+
+def test_a_later_before_agent_start_handler_sees_the_prompt_rebuilt_from_earlier_sections(tmp_path: Path) -> None:
+    faux = FauxProvider("faux-a", "alpha")
+    faux.enqueue("one", "two")
+    seen: list[tuple[str, str]] = []
+
+    class Sections:
+        __name__ = "a-sections"
+
+        @hookimpl
+        def before_agent_start(self, event: Any) -> None:
+            event.system_prompt_options.sections["house_rules"] = "Tabs, never spaces."
+
+    class Reader:
+        __name__ = "b-reader"
+
+        @hookimpl
+        def before_agent_start(self, event: Any, ctx: Any) -> Any:
+            seen.append((event.system_prompt, ctx.get_system_prompt()))
+            if event.prompt == "append":
+                return AgentStartPatch(system_prompt=event.system_prompt + "\n\nAppended by b.")
+            return None
+
+    async def scenario() -> None:
+        session = await session_with(tmp_path, faux, Sections(), Reader())
+        await session.prompt("look")
+        await session.prompt("append")
+
+    run(scenario())
+    rule = "<house_rules>\nTabs, never spaces.\n</house_rules>"
+    for event_prompt, ctx_prompt in seen:
+        assert rule in event_prompt and ctx_prompt == event_prompt
+    first, second = (r.context.system_prompt for r in faux.requests)
+    assert rule in first and "Appended by b." not in first
+    assert rule in second and second.endswith("Appended by b.")  # b built on a's sections, not on the base prompt
