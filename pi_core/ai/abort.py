@@ -7,7 +7,11 @@ callbacks as well as a flag, and can be awaited.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import contextlib
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 class AbortError(Exception):
@@ -83,6 +87,26 @@ def _resolve(future: asyncio.Future[None]) -> None:
         future.set_result(None)
 
 
+async def unless_aborted(awaitable: Awaitable[T], signal: AbortSignal | None) -> T | None:
+    """``awaitable``'s result, or ``None`` when ``signal`` fires first (``awaitable`` is then cancelled):
+    how a dialog is dismissed by an abort signal."""
+    if signal is None:
+        return await awaitable
+    task = asyncio.ensure_future(awaitable)
+    if signal.aborted:
+        task.cancel()
+    waiter = asyncio.ensure_future(signal.wait())
+    try:
+        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        waiter.cancel()
+        if not task.done():
+            task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        return await task
+    return None
+
+
 class AbortController:
     """Owns a signal and fires it."""
 
@@ -95,4 +119,4 @@ class AbortController:
         self.signal._fire(reason)
 
 
-__all__ = ["AbortController", "AbortError", "AbortSignal"]
+__all__ = ["AbortController", "AbortError", "AbortSignal", "unless_aborted"]

@@ -50,18 +50,25 @@ class UI:
     async def notify(self, message: str, level: Level = "info") -> None:
         return None
 
-    async def select(self, title: str, options: Sequence[str], *, timeout: float | None = None) -> str | None:
+    # Dialogs take pi's options: ``timeout`` (seconds) and an abort ``signal`` (``ctx.signal`` or an
+    # ``AbortController``'s); either dismisses the dialog with its "cancel" value.
+
+    async def select(self, title: str, options: Sequence[str], *, timeout: float | None = None,
+                     signal: AbortSignal | None = None) -> str | None:
         return None
 
-    async def confirm(self, title: str, message: str = "", *, timeout: float | None = None) -> bool:
+    async def confirm(self, title: str, message: str = "", *, timeout: float | None = None,
+                      signal: AbortSignal | None = None) -> bool:
         return False
 
-    async def input(self, title: str, placeholder: str = "", *, timeout: float | None = None) -> str | None:
+    async def input(self, title: str, placeholder: str = "", *, timeout: float | None = None,
+                    signal: AbortSignal | None = None) -> str | None:
         return None
 
-    async def secret(self, title: str, *, timeout: float | None = None) -> str | None:
+    async def secret(self, title: str, *, timeout: float | None = None,
+                     signal: AbortSignal | None = None) -> str | None:
         """Like :meth:`input` for a secret (an API key): hosts do not repeat the answer in their log."""
-        return await self.input(title, timeout=timeout)
+        return await self.input(title, timeout=timeout, signal=signal)
 
     async def editor(self, title: str, prefill: str = "") -> str | None:
         return None

@@ -528,3 +528,28 @@ def test_ssh_routes_user_bash_and_stays_local_without_the_flag(
     fake_provider_server.script(tool_call("write", {"path": "local.txt", "content": "here"}), "Done.")
     json_run(run_pi, "ssh", prompt="write locally")
     assert (pi_project / "local.txt").read_text() == "here" and not (remote / "local.txt").exists()
+
+
+# -- timed-confirm (dialogs dismissed by a timeout or an abort signal) -------------------------------------
+
+
+def test_timed_confirm_dismisses_its_dialogs(fake_provider_server: FakeProviderServer, pi_project: Path) -> None:
+    with RpcProcess(pi_project, scripted=False, extensions=(example("timed_confirm"),),
+                    env={"PI_TIMED_CONFIRM_SECONDS": "0.5"}) as pi:
+        pi.send({"type": "prompt", "message": "/timed-signal", "id": "s"})
+        dialog, _ = pi.wait_for(is_ui("confirm"))
+        assert dialog["title"] == "Timed Confirmation" and "timeout" not in dialog  # only the signal ends it
+        warning, _ = pi.wait_for(is_ui("notify", lambda r: r.get("notifyType") == "warning"), timeout=TIMEOUT)
+        assert warning["message"] == "Dialog timed out (auto-cancelled)"
+        pi.send({"type": "extension_ui_response", "id": dialog["id"], "confirmed": True})  # too late: ignored
+        pi.response("s")
+
+        pi.send({"type": "prompt", "message": "/timed-select", "id": "t"})
+        select, _ = pi.wait_for(is_ui("select"))
+        assert select["options"] == ["Option A", "Option B", "Option C"] and select["timeout"] == 500
+        shown, _ = pi.wait_for(is_ui("notify"), timeout=TIMEOUT)
+        assert shown["message"] == "Selection cancelled or timed out"
+        pi.response("t")
+
+        _, seen = pi.call({"type": "get_state"})  # still answering: the late response did no harm
+    assert not [r for r in seen if r.get("type") == "extension_ui_request" and r.get("method") == "notify"]

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from pi_core import UI
+from pi_core.ai.abort import AbortSignal, unless_aborted
 
 T = TypeVar("T")
 
@@ -54,31 +55,36 @@ class InteractiveUI(UI):
     async def notify(self, message: str, level: str = "info") -> None:  # type: ignore[override]
         self.host.notify(message, level)
 
-    async def select(self, title: str, options: Sequence[str], *, timeout: float | None = None) -> str | None:
-        index = await self.select_index(title, options, timeout=timeout)
+    async def select(self, title: str, options: Sequence[str], *, timeout: float | None = None,
+                     signal: AbortSignal | None = None) -> str | None:
+        index = await self.select_index(title, options, timeout=timeout, signal=signal)
         return None if index is None else list(options)[index]
 
-    async def select_index(self, title: str, options: Sequence[str], *, timeout: float | None = None) -> int | None:
+    async def select_index(self, title: str, options: Sequence[str], *, timeout: float | None = None,
+                           signal: AbortSignal | None = None) -> int | None:
         """Like :meth:`select`, but the position of the choice (options may repeat)."""
         if not options:
             return None
-        index = await self._ask(lambda: self.dialogs.select(title, list(options)), timeout)
+        index = await self._ask(lambda: self.dialogs.select(title, list(options)), timeout, signal)
         self._echo(title, None if index is None else list(options)[index])
         return index
 
-    async def confirm(self, title: str, message: str = "", *, timeout: float | None = None) -> bool:
+    async def confirm(self, title: str, message: str = "", *, timeout: float | None = None,
+                      signal: AbortSignal | None = None) -> bool:
         heading = f"{title} — {message}" if message else title
-        index = await self._ask(lambda: self.dialogs.select(heading, ["Yes", "No"]), timeout)
+        index = await self._ask(lambda: self.dialogs.select(heading, ["Yes", "No"]), timeout, signal)
         self._echo(heading, "yes" if index == 0 else "no")
         return index == 0
 
-    async def input(self, title: str, placeholder: str = "", *, timeout: float | None = None) -> str | None:
-        answer = await self._ask(lambda: self.dialogs.input(title, placeholder), timeout)
+    async def input(self, title: str, placeholder: str = "", *, timeout: float | None = None,
+                    signal: AbortSignal | None = None) -> str | None:
+        answer = await self._ask(lambda: self.dialogs.input(title, placeholder), timeout, signal)
         self._echo(title, answer)
         return answer
 
-    async def secret(self, title: str, *, timeout: float | None = None) -> str | None:
-        answer = await self._ask(lambda: self.dialogs.input(title, "", secret=True), timeout)
+    async def secret(self, title: str, *, timeout: float | None = None,
+                     signal: AbortSignal | None = None) -> str | None:
+        answer = await self._ask(lambda: self.dialogs.input(title, "", secret=True), timeout, signal)
         self._echo(title, None if answer is None else "(hidden)")
         return answer
 
@@ -209,12 +215,13 @@ class InteractiveUI(UI):
     def get_editor_text(self) -> str:
         return self.host.editor_text()
 
-    async def _ask(self, run: Callable[[], Awaitable[T]], timeout: float | None) -> T | None:
+    async def _ask(self, run: Callable[[], Awaitable[T]], timeout: float | None,
+                   signal: AbortSignal | None = None) -> T | None:
         async def bounded() -> T | None:
-            if timeout is None:
-                return await run()
+            if signal is not None and signal.aborted:
+                return None
             try:
-                return await asyncio.wait_for(run(), timeout)
+                return await unless_aborted(run() if timeout is None else asyncio.wait_for(run(), timeout), signal)
             except asyncio.TimeoutError:
                 return None
         return await self.host.exclusive(bounded)

@@ -2,7 +2,7 @@
 host answers with ``extension_ui_response`` lines on stdin (pi's extension UI sub-protocol).
 
 Dialogs (``select``, ``confirm``, ``input``, ``editor``) wait for the answer with the request's id;
-a timeout (enforced here, not by the host), a ``{"cancelled": true}`` answer or the end of input
+a timeout (enforced here, not by the host), an abort ``signal``, a ``{"cancelled": true}`` answer or the end of input
 gives the dialog's "no answer" value. Notices (``notify``, ``setStatus``, ``setWidget``,
 ``setTitle``, ``set_editor_text``) are fire-and-forget.
 """
@@ -12,9 +12,13 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ...ai.abort import unless_aborted
 from ...extensions.context import UI
+
+if TYPE_CHECKING:
+    from ...ai.abort import AbortSignal
 
 Send = Callable[[dict[str, Any]], None]
 
@@ -46,18 +50,21 @@ class RpcUI(UI):
 
     # -- dialogs -------------------------------------------------------------------------------
 
-    async def select(self, title: str, options: Sequence[str], *, timeout: float | None = None) -> str | None:
-        answer = await self._ask({"method": "select", "title": title, "options": list(options)}, timeout)
+    async def select(self, title: str, options: Sequence[str], *, timeout: float | None = None,
+                     signal: AbortSignal | None = None) -> str | None:
+        answer = await self._ask({"method": "select", "title": title, "options": list(options)}, timeout, signal)
         value = answer.get("value")
         return value if isinstance(value, str) and not answer.get("cancelled") else None
 
-    async def confirm(self, title: str, message: str = "", *, timeout: float | None = None) -> bool:
-        answer = await self._ask({"method": "confirm", "title": title, "message": message}, timeout)
+    async def confirm(self, title: str, message: str = "", *, timeout: float | None = None,
+                      signal: AbortSignal | None = None) -> bool:
+        answer = await self._ask({"method": "confirm", "title": title, "message": message}, timeout, signal)
         return answer.get("confirmed") is True and not answer.get("cancelled")
 
-    async def input(self, title: str, placeholder: str = "", *, timeout: float | None = None) -> str | None:
+    async def input(self, title: str, placeholder: str = "", *, timeout: float | None = None,
+                    signal: AbortSignal | None = None) -> str | None:
         request = {"method": "input", "title": title, "placeholder": placeholder or None}
-        return _text(await self._ask(request, timeout))
+        return _text(await self._ask(request, timeout, signal))
 
     async def editor(self, title: str, prefill: str = "") -> str | None:
         return _text(await self._ask({"method": "editor", "title": title, "prefill": prefill or None}, None))
@@ -112,8 +119,9 @@ class RpcUI(UI):
 
     # -- internals -----------------------------------------------------------------------------
 
-    async def _ask(self, request: dict[str, Any], timeout: float | None) -> dict[str, Any]:
-        if self._closed or self._send_to is None:  # before the server reads answers nobody can reply
+    async def _ask(self, request: dict[str, Any], timeout: float | None,
+                   signal: AbortSignal | None = None) -> dict[str, Any]:
+        if self._closed or self._send_to is None or (signal is not None and signal.aborted):
             return {"cancelled": True}
         request_id = str(uuid.uuid4())
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
@@ -122,11 +130,12 @@ class RpcUI(UI):
             request["timeout"] = int(timeout * 1000)
         self._send(_request(request_id, request))
         try:
-            return await asyncio.wait_for(future, timeout) if timeout is not None else await future
+            answer = await unless_aborted(asyncio.wait_for(future, timeout) if timeout is not None else future, signal)
         except TimeoutError:
             return {"cancelled": True}
         finally:
             self._pending.pop(request_id, None)
+        return {"cancelled": True} if answer is None else answer
 
     def _notice(self, fields: dict[str, Any]) -> None:
         self._send(_request(str(uuid.uuid4()), fields))
