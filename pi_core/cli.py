@@ -13,8 +13,12 @@ answers without loading plugins, typer or pydantic.
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 from ._version import __version__
+
+if TYPE_CHECKING:
+    from .extensions.context import UI
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -69,6 +73,7 @@ def run(args: list[str]) -> int:
                                  autoload=False if options.no_plugins else None,
                                  discover_extensions=not options.no_extensions,
                                  trust_prompt=ask_trust if _interactive(rest) else None,
+                                 trust_ui=_trust_ui() if _interactive(rest) else None,
                                  temporary_packages=temporary, **settings_for_host(cwd, agent_dir()))
     except StrictPluginError as exc:
         print(f"pi: {exc}", file=sys.stderr)
@@ -151,6 +156,13 @@ def _protocol_mode(args: list[str]) -> bool:
         if value in ("json", "rpc"):
             return True
     return False
+
+
+def _trust_ui() -> UI:
+    """``ctx.ui`` for ``project_trust`` handlers: line dialogs on the terminal, before the interface starts."""
+    from .modes.interactive.trust_ui import TrustPromptUI
+
+    return TrustPromptUI()
 
 
 def ask_trust(cwd: object) -> tuple[bool, bool] | None:

@@ -16,7 +16,7 @@ import traceback
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import pluggy
 
@@ -30,6 +30,9 @@ from .loader import import_extension
 from .registry import Conflict, Registry, Replacement
 from ..paths import agent_dir as default_agent_dir
 from .trust import TrustStore, TrustStoreError, has_trust_inputs
+
+if TYPE_CHECKING:
+    from .context import UI
 
 REGISTRATION_HOOKS = ("register_tools", "register_commands", "register_providers", "register_toolsets",
                       "register_flags", "register_cli_commands")
@@ -106,6 +109,8 @@ class HostOptions:
     strict: bool = False
     plugins: Sequence[object] = ()
     trust_prompt: TrustPrompt | None = None
+    trust_ui: UI | None = None
+    """``ctx.ui`` for ``project_trust`` handlers (they run before any mode exists)."""
     default_trust: str = "ask"
     temporary_packages: Sequence[tuple[Any, Path]] = ()
     """``-e`` package sources for this run, as ``(PackageSource, where it was fetched)``."""
@@ -336,6 +341,7 @@ def build_plugin_host(
     default_trust: str = "ask",
     temporary_packages: Sequence[tuple[Any, Path]] = (),
     configured: Callable[[bool], ConfiguredExtensions] | None = None,
+    trust_ui: UI | None = None,
 ) -> PluginHost:
     """Build a fresh plugin host for one session.
 
@@ -349,6 +355,7 @@ def build_plugin_host(
     :param strict: make plugin failures fatal (default: ``$PI_STRICT_PLUGINS``).
     :param plugins: plugin objects (modules or instances) from an SDK host.
     :param trust_prompt: asks the user about an undecided project (interactive mode only).
+    :param trust_ui: ``ctx.ui`` inside ``project_trust`` handlers (default: no UI, ``ctx.has_ui`` False).
     :param default_trust: ``ask``, ``always`` or ``never`` (pi's ``defaultProjectTrust``).
     :param temporary_packages: packages fetched for this run only (``pi -e git+URL``).
     :param configured: given the trust decision, the settings' ``extensions`` entries (paths load like
@@ -369,6 +376,7 @@ def build_plugin_host(
         strict=(os.environ.get("PI_STRICT_PLUGINS", "") not in ("", "0")) if strict is None else strict,
         plugins=plugins,
         trust_prompt=trust_prompt,
+        trust_ui=trust_ui,
         default_trust=default_trust,
         temporary_packages=temporary_packages,
     )
@@ -596,7 +604,7 @@ def _trust_hooks(host: PluginHost) -> tuple[bool, bool] | None:
     from .context import ExtensionContext
     from .dispatch import _run_sync
 
-    ctx = ExtensionContext(host.cwd, mode="trust", events=host.events)
+    ctx = ExtensionContext(host.cwd, mode="trust", events=host.events, ui=host.options.trust_ui)
     event = _run_sync(host.dispatch.call("project_trust", ProjectTrustEvent(host.cwd), ctx))
     if event.decision is None:
         return None

@@ -451,6 +451,32 @@ def test_project_trust_without_a_ui_leaves_it_to_pi(
     assert "PROJECT-EXTENSION-LOADED" in fake_provider_server.requests[1].body["messages"][0]["content"]
 
 
+@pytest.mark.parametrize(("answers", "loaded", "remembered", "note"), [
+    (["1"], True, True, None),
+    (["2", "reviewed the hooks"], True, True, "Recorded note: reviewed the hooks"),
+    (["4"], False, None, None),
+    (["5"], False, None, None)])  # "let pi decide": pi's own rule (not trusted without a prompt) applies
+def test_project_trust_asks_through_ctx_ui_in_the_terminal(
+        pi_project: Path, pi_agent_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        answers: list[str], loaded: bool, remembered: bool | None, note: str | None) -> None:
+    from pi_core.extensions.manager import build_plugin_host
+    from pi_core.modes.interactive.trust_ui import TrustPromptUI
+
+    _project_with_extension(pi_project)
+    typed = iter(answers)
+    monkeypatch.setattr("builtins.input", lambda: next(typed))
+    host = build_plugin_host(pi_project, agent_dir=pi_agent_dir, extension_paths=[example("project_trust")],
+                             autoload=False, trust_ui=TrustPromptUI())
+    err = capsys.readouterr().err
+    assert f"Project trust for:\n{pi_project}" in err and "  1. Trust and remember" in err
+    assert "project_trust fired for" in err and "(mode: trust)" in err
+    assert host.is_project_trusted() is loaded
+    assert ("project:marker" in host.records) is loaded
+    trust = pi_agent_dir / "trust.json"
+    assert (json.loads(trust.read_text()).get(str(pi_project)) if trust.exists() else None) == remembered
+    assert (note in err) if note else "Recorded note" not in err
+
+
 def test_system_prompt_header_shows_the_prompts_length(fake_provider_server: FakeProviderServer, pi_project: Path) -> None:
     fake_provider_server.script("ok")
     with rpc(pi_project, "system_prompt_header") as pi:
