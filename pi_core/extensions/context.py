@@ -39,6 +39,7 @@ Level = Literal["info", "warning", "error"]
 DeliverAs = Literal["steer", "followUp", "nextTurn"]
 QueueAs = Literal["steer", "followUp"]
 SetupFn = Callable[["SessionManager"], "Awaitable[None] | None"]
+ComponentFactory = Callable[..., Any]
 
 
 class UI:
@@ -79,8 +80,64 @@ class UI:
     async def set_title(self, title: str) -> None:
         return None
 
-    async def set_widget(self, key: str, lines: Sequence[str] | None, *, placement: str = "aboveEditor") -> None:
+    async def set_widget(self, key: str, lines: Sequence[str] | ComponentFactory | None, *,
+                         placement: str = "aboveEditor") -> None:
+        """Lines, or a component factory ``(tui, theme) -> component`` (:mod:`pi_core.tui`), shown
+        above or below the editor; ``None`` removes the widget."""
         return None
+
+    # -- components (pi_core.tui): the terminal draws them; headless UIs answer "cancel" ----------
+
+    async def custom(self, factory: ComponentFactory, *, overlay: bool = False) -> Any:
+        """Show a component that takes the keyboard until it calls ``done(value)``; returns the value.
+        ``factory(tui, theme, keybindings, done)`` builds it. Headless: ``None`` at once."""
+        return None
+
+    async def set_footer(self, factory: ComponentFactory | None) -> None:
+        """Replace the footer with ``factory(tui, theme, footer_data)``'s component (``None``: pi's)."""
+        return None
+
+    async def set_header(self, factory: ComponentFactory | None) -> None:
+        """Replace the start-up header with ``factory(tui, theme)``'s component (``None``: pi's)."""
+        return None
+
+    async def set_working_message(self, message: str | None = None) -> None:
+        """The text of the "Working…" row while the agent runs (``None``: the default)."""
+        return None
+
+    async def set_working_visible(self, visible: bool) -> None:
+        return None
+
+    async def set_working_indicator(self, frames: Sequence[str] | None = None, *,
+                                    interval_ms: int | None = None) -> None:
+        """The spinner's frames (``[]`` hides it, ``None`` restores pi's) and their pace."""
+        return None
+
+    async def set_hidden_thinking_label(self, label: str | None = None) -> None:
+        """The row shown for a hidden thinking block (``None``: "Thinking…")."""
+        return None
+
+    def get_tools_expanded(self) -> bool:
+        return False
+
+    async def set_tools_expanded(self, expanded: bool) -> None:
+        return None
+
+    @property
+    def theme(self) -> Any:
+        """The current theme (``theme.fg("accent", text)``, ``bg``, ``bold``...); ``None`` headless."""
+        return None
+
+    def get_all_themes(self) -> list[dict[str, Any]]:
+        """The themes the user can pick: ``{"name", "path"}`` (``path`` ``None`` for built-ins)."""
+        return []
+
+    def get_theme(self, name: str) -> Any:
+        return None
+
+    async def set_theme(self, theme: Any) -> dict[str, Any]:
+        """Switch to a theme by name (or a theme object): ``{"success": True}`` or with ``"error"``."""
+        return {"success": False, "error": "this mode has no terminal to theme"}
 
     async def set_editor_text(self, text: str) -> None:
         return None

@@ -579,3 +579,36 @@ def test_timed_confirm_dismisses_its_dialogs(fake_provider_server: FakeProviderS
 
         _, seen = pi.call({"type": "get_state"})  # still answering: the late response did no harm
     assert not [r for r in seen if r.get("type") == "extension_ui_request" and r.get("method") == "notify"]
+
+
+# -- terminal components (custom-footer, custom-header, overlay-test, question, status-line...) ------------
+
+TERMINAL_EXAMPLES = ("custom_footer", "custom_header", "working_indicator", "question", "status_line",
+                     "theme_switch", "overlay_test")
+
+
+def test_terminal_examples_over_rpc_send_plain_notices_and_no_components(
+        fake_provider_server: FakeProviderServer, pi_project: Path) -> None:
+    fake_provider_server.script("hello back")
+    with rpc(pi_project, *TERMINAL_EXAMPLES) as pi:
+        _, seen = pi.call({"type": "prompt", "message": "/overlay"})
+        assert notices(seen) == ["This extension shows a custom terminal component, which RPC mode does not "
+                                 "support", "Overlay closed with None"]
+        _, seen = pi.call({"type": "prompt", "message": "/counter-widget"})
+        assert not any(is_ui("setWidget")(r) for r in seen)  # a component cannot travel
+        for command, said in (("/footer", "Custom footer on"), ("/builtin-header", "Built-in header restored"),
+                              ("/working-indicator dots", "Working indicator: dots"),
+                              ("/theme-switch light", "Theme not switched: this mode has no terminal to theme"),
+                              ("/themes", "Themes: none")):
+            _, seen = pi.call({"type": "prompt", "message": command})
+            assert notices(seen) == [said]
+        seen = pi.prompt("hi")
+        statuses = [r["statusText"] for r in seen if is_ui("setStatus")(r)]
+        assert statuses[-2:] == ["● working", "✓ turn done"]  # no theme over RPC: plain text
+
+
+def test_terminal_examples_in_json_mode_answer_without_a_ui(
+        fake_provider_server: FakeProviderServer, run_pi: PiRunner) -> None:
+    fake_provider_server.script(tool_call("question", {"question": "Which?", "options": ["a", "b"]}), "ok")
+    json_run(run_pi, *TERMINAL_EXAMPLES, prompt="ask me")
+    assert "UI not available" in tool_messages(fake_provider_server.requests[1].body)[0]

@@ -4,7 +4,8 @@ with scripted model turns (faux provider) and a test plugin.
     python drive_app.py SCRIPT.json
 
 SCRIPT: ``{"cwd", "agent_dir", "session_dir", "turns": [...], "delta_delay": s, "initial": "...",
-"session": "new" | path}``. A turn is ``{"text", "thinking", "tools": [[name, args]], "delta_delay"}``;
+"session": "new" | path, "extensions": [paths], "extra_tools": [names]}``.
+A turn is ``{"text", "thinking", "tools": [[name, args]], "delta_delay"}``;
 when the turns run out the model answers ``echo: <last user text>``.
 """
 
@@ -92,7 +93,8 @@ async def main(path: str) -> int:
     session = await create_agent_session(
         script["cwd"], model=faux.model, plugins=[faux, plugin], session=script.get("session", "new"),
         session_dir=script["session_dir"], agent_dir=script["agent_dir"], mode="tui", ui=create_ui(),
-        autoload=False, tools=["read", "bash", "ls", "slow"])
+        autoload=False, tools=["read", "bash", "ls", "slow", *script.get("extra_tools", [])],
+        extension_paths=script.get("extensions", []))
     return await run_interactive(session, initial_prompt=script.get("initial"))
 
 

@@ -134,7 +134,9 @@ class InteractiveApp:
             else LineOutput(stdout)
         self.renderer = Renderer(self.output, self.palette, self._width)
         self.statuses: dict[str, str] = {}
-        self.widgets: dict[str, tuple[list[str], str]] = {}
+        self.widgets: dict[str, tuple[Any, str]] = {}  # lines or a plugin's component, placement
+        self._widget_factories: dict[str, Any] = {}
+        self._footer_component: Any = None
         self.hint: str | None = None
         self._hint_until = 0.0
         self._last_ctrl_c = 0.0
@@ -160,6 +162,7 @@ class InteractiveApp:
         self.keymap = Keymap.load(getattr(session.host, "agent_dir", None))
         self.renderer.hide_thinking = self._setting("hideThinkingBlock", False) is True
         self.ui = self._adopt_ui()
+        self.components_changed("all")  # what plugins set before the terminal was up
 
     # -- set-up --------------------------------------------------------------------------------
 
@@ -270,7 +273,14 @@ class InteractiveApp:
         where = str(s.cwd).replace(str(Path.home()), "~", 1)
         title = f"pi {__version__}  {p.glyphs.bullet}  {s.model.provider}/{s.model.id}  {p.glyphs.bullet}  {where}"
         session_label = f"session {s.session.session_id[:8]}" + (f" ({name})" if name else "")
-        if self._setting("quietStartup", False) is not True:  # true hides the header, as in pi
+        header = self.ui.header_factory
+        if header is not None:  # a plugin's header replaces pi's
+            from .components import build, render_component
+
+            self.renderer.scroll(render_component(build(header, self._tui(), self.palette.theme),
+                                                  self._width() or 80))
+            self.renderer.gap()
+        elif self._setting("quietStartup", False) is not True:  # true hides the header, as in pi
             self.renderer.scroll([p(title, "bold"), p(f"{session_label}  {p.glyphs.bullet}  /help for commands, "
                                                        "Esc interrupts, Ctrl+D exits", "gray")])
             self.renderer.gap()
@@ -714,17 +724,89 @@ class InteractiveApp:
         if self.tty:
             set_title(self.stdout, title)
 
-    def set_widget(self, key: str, lines: list[str] | None, placement: str) -> None:
+    def set_widget(self, key: str, lines: Any, placement: str) -> None:
+        self._widget_factories.pop(key, None)
         if lines is None:
             self.widgets.pop(key, None)
         else:
-            self.widgets[key] = (lines, "belowEditor" if placement == "belowEditor" else "aboveEditor")
+            where = "belowEditor" if placement == "belowEditor" else "aboveEditor"
+            if callable(lines):
+                from .components import build
+
+                self._widget_factories[key] = lines
+                lines = build(lines, self._tui(), self.palette.theme)
+            self.widgets[key] = (lines, where)
         self.output.live_changed()
 
     def _widget_rows(self, placement: str) -> list[str]:
+        from .components import render_component
+
         width = self._width() or 80
-        return [clip(line, width, self.palette.glyphs.ellipsis) for lines, where in self.widgets.values()
-                if where == placement for line in lines]
+        rows: list[str] = []
+        for lines, where in self.widgets.values():
+            if where != placement:
+                continue
+            if isinstance(lines, list):
+                rows.extend(clip(line, width, self.palette.glyphs.ellipsis) for line in lines)
+            else:
+                rows.extend(render_component(lines, width))
+        return rows
+
+    # -- plugins' components and looks (ctx.ui) --------------------------------------------------
+
+    def _tui(self) -> Any:
+        from .components import TuiHandle
+
+        return TuiHandle(self.output.live_changed, lambda: self._width() or 80)
+
+    def components_changed(self, what: str) -> None:
+        """Apply what a plugin set through ``ctx.ui`` (footer, working row, tools expanded...)."""
+        state = self.ui.working
+        r = self.renderer
+        r.working_message = state.get("message")
+        r.working_visible = state.get("visible", True)
+        r.working_frames = state.get("frames")
+        r.working_interval_ms = max(int(state.get("interval_ms") or 100), 10)
+        r.hidden_thinking_label = state.get("thinking_label")
+        if "tools_expanded" in state and bool(state.pop("tools_expanded")) != r.expand_tools:
+            r.toggle_tools_expanded()
+        if what in ("footer", "all"):
+            self._build_footer()
+        if what == "header" and self.ui.header_factory is not None and getattr(self, "_loop", None) is not None:
+            from .components import build, render_component
+
+            self.renderer.print_block(render_component(build(self.ui.header_factory, self._tui(), self.palette.theme),
+                                                       self._width() or 80))
+        self.output.live_changed()
+
+    def _build_footer(self) -> None:
+        from .components import FooterData, build
+
+        factory = self.ui.footer_factory
+        data = FooterData(lambda: self._branch.get() if self._branch else None, lambda: self.statuses)
+        self._footer_component = None if factory is None else build(factory, self._tui(), self.palette.theme, data)
+
+    def switch_theme(self, theme: Any) -> str | None:
+        """``ctx.ui.set_theme``: a theme's name or a theme object; an error text, or ``None``."""
+        from .theme import Theme, ThemeError
+
+        if isinstance(theme, str):
+            try:
+                theme = self.themes.get(theme, colour=self.palette.colour)
+            except ThemeError as exc:
+                return str(exc)
+        if not isinstance(theme, Theme):
+            return "not a theme"
+        self.palette = self.palette.with_theme(theme)
+        self.renderer.palette = self.palette
+        if hasattr(self.ui.dialogs, "palette"):
+            self.ui.dialogs.palette = self.palette
+        for key, factory in list(self._widget_factories.items()):  # components built with the old theme
+            self.set_widget(key, factory, self.widgets[key][1])
+        self._build_footer()
+        self._ansi_cache.clear()
+        self.output.live_changed()
+        return None
 
     def editor_text(self) -> str:
         app = self._editor_app()
@@ -861,6 +943,11 @@ class InteractiveApp:
     def _footer(self) -> Any:
         from prompt_toolkit.formatted_text import ANSI
 
+        if self._footer_component is not None:
+            from .components import render_component
+
+            rows = render_component(self._footer_component, self._width() or 80)
+            return self._ansi("footer", "\n".join([*self._widget_rows("belowEditor"), *rows]))
         compaction = getattr(getattr(self.session, "settings", None), "compaction", None)
         rows = footer_rows(self.palette, self.session, self.renderer.stats, self.statuses, self.hint,
                            self._width() or 80, branch=self._branch.get() if self._branch else None,

@@ -61,6 +61,11 @@ class TerminalDialogs:
 
         return await run_picker(self.palette, state, title)
 
+    async def custom(self, factory: Callable[..., Any], keybindings: Any, *, overlay: bool) -> Any:
+        from .components import run_custom
+
+        return await run_custom(factory, self.palette.theme, keybindings, overlay=overlay)
+
     async def editor(self, title: str, prefill: str) -> str | None:
         return await self._prompt(title + " (Alt+Enter to save, Esc to cancel)", prefill, "", multiline=True)
 

@@ -180,6 +180,11 @@ class Renderer:
     def __init__(self, out: Output, palette: Palette, width: Callable[[], int | None]) -> None:
         self.out = out
         self.palette = palette
+        self.working_message: str | None = None  # what plugins set through ctx.ui
+        self.working_visible = True
+        self.working_frames: list[str] | None = None
+        self.working_interval_ms = 100
+        self.hidden_thinking_label: str | None = None
         self.width = width
         self.stats = Stats()
         self.working = False
@@ -409,7 +414,8 @@ class Renderer:
                 self._hidden_thinking = marker
                 self._end_stream()
                 self.gap()
-                self.scroll([self.palette(f"Thinking{self.palette.glyphs.ellipsis}", "dim", "italic")])
+                label = self.hidden_thinking_label or f"Thinking{self.palette.glyphs.ellipsis}"
+                self.scroll([self.palette(label, "dim", "italic")])
             return
         stream = self._stream
         if stream is None or stream.kind != kind:
@@ -444,7 +450,7 @@ class Renderer:
             rows.append(self._running_row(tool, width))
             if tool.last_line.strip():
                 rows.append("  " + p(clip(tool.last_line.replace("\t", "    "), width - 4, p.glyphs.ellipsis), "gray"))
-        if self.working:
+        if self.working and self.working_visible:
             rows.append(self._working_row())
         rows.extend(self._queue_rows(width))
         return rows
@@ -457,8 +463,10 @@ class Renderer:
     def _working_row(self) -> str:
         elapsed = time.monotonic() - self.working_since
         p = self.palette
-        return f"{p(self.spinner(), 'cyan')} {p('Working' + p.glyphs.ellipsis, 'cyan')} " \
-               f"{p(f'{elapsed:.0f}s · esc to interrupt', 'gray')}"
+        spinner = self.spinner()
+        message = self.working_message or "Working" + p.glyphs.ellipsis
+        return (f"{p(spinner, 'cyan')} " if spinner else "") + f"{p(message, 'cyan')} " \
+            f"{p(f'{elapsed:.0f}s · esc to interrupt', 'gray')}"
 
     def _queue_rows(self, width: int) -> list[str]:
         rows = []
@@ -470,8 +478,11 @@ class Renderer:
         return rows
 
     def spinner(self) -> str:
-        frames = self.palette.glyphs.spinner
-        return frames[int(time.monotonic() * 10) % len(frames)]
+        # plugins may replace the frames (set_working_indicator); [] shows none
+        frames = self.palette.glyphs.spinner if self.working_frames is None else self.working_frames
+        if not frames:
+            return ""
+        return frames[int(time.monotonic() * 1000 / self.working_interval_ms) % len(frames)]
 
     # -- history -------------------------------------------------------------------------------
 

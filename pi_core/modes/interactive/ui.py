@@ -51,6 +51,9 @@ class InteractiveUI(UI):
     def __init__(self, host: DialogHost, dialogs: Dialogs) -> None:
         self.host = host
         self.dialogs = dialogs
+        self.footer_factory: Callable[..., Any] | None = None
+        self.header_factory: Callable[..., Any] | None = None
+        self.working: dict[str, Any] = {}  # working row, spinner, thinking label, tools expanded
 
     async def notify(self, message: str, level: str = "info") -> None:  # type: ignore[override]
         self.host.notify(message, level)
@@ -201,10 +204,85 @@ class InteractiveUI(UI):
     async def set_title(self, title: str) -> None:
         self.host.set_title(title)
 
-    async def set_widget(self, key: str, lines: Sequence[str] | None, *, placement: str = "aboveEditor") -> None:
-        """Lines shown above the editor (``aboveEditor``) or under it with the footer (``belowEditor``);
-        ``None`` removes the widget."""
-        self.host.set_widget(key, None if lines is None else [str(line) for line in lines], placement)
+    async def set_widget(self, key: str, lines: Sequence[str] | Callable[..., Any] | None, *,
+                         placement: str = "aboveEditor") -> None:
+        """Lines (or a component factory ``(tui, theme)``) shown above the editor (``aboveEditor``) or
+        under it with the footer (``belowEditor``); ``None`` removes the widget."""
+        value: Any = lines if lines is None or callable(lines) else [str(line) for line in lines]
+        self.host.set_widget(key, value, placement)
+
+    # -- components (pi_core.tui) -----------------------------------------------------------------
+
+    async def custom(self, factory: Callable[..., Any], *, overlay: bool = False) -> Any:
+        run = getattr(self.dialogs, "custom", None)
+        if run is None:  # a pipe has nothing to draw a component on: its "cancel" value
+            return None
+        return await self._ask(lambda: run(factory, getattr(self.host, "keymap", None), overlay=overlay), None)
+
+    async def set_footer(self, factory: Callable[..., Any] | None) -> None:
+        self.footer_factory = factory
+        self._changed("footer")
+
+    async def set_header(self, factory: Callable[..., Any] | None) -> None:
+        self.header_factory = factory
+        self._changed("header")
+
+    async def set_working_message(self, message: str | None = None) -> None:
+        self.working["message"] = message
+        self._changed("working")
+
+    async def set_working_visible(self, visible: bool) -> None:
+        self.working["visible"] = bool(visible)
+        self._changed("working")
+
+    async def set_working_indicator(self, frames: Sequence[str] | None = None, *,
+                                    interval_ms: int | None = None) -> None:
+        self.working["frames"] = None if frames is None else [str(f) for f in frames]
+        self.working["interval_ms"] = interval_ms
+        self._changed("working")
+
+    async def set_hidden_thinking_label(self, label: str | None = None) -> None:
+        self.working["thinking_label"] = label
+        self._changed("working")
+
+    def get_tools_expanded(self) -> bool:
+        renderer = getattr(self.host, "renderer", None)
+        return bool(getattr(renderer, "expand_tools", self.working.get("tools_expanded", False)))
+
+    async def set_tools_expanded(self, expanded: bool) -> None:
+        self.working["tools_expanded"] = bool(expanded)
+        self._changed("tools")
+
+    @property
+    def theme(self) -> Any:
+        palette = getattr(self.host, "palette", None) or getattr(self.dialogs, "palette", None)
+        return getattr(palette, "theme", None)
+
+    def get_all_themes(self) -> list[dict[str, Any]]:
+        catalog = getattr(self.host, "themes", None)
+        if catalog is None:
+            return []
+        return [{"name": name, "path": str(catalog.files[name]) if name in catalog.files else None}
+                for name in catalog.names()]
+
+    def get_theme(self, name: str) -> Any:
+        catalog = getattr(self.host, "themes", None)
+        try:
+            return None if catalog is None else catalog.get(name, colour=bool(getattr(self.theme, "colour", True)))
+        except ValueError:
+            return None
+
+    async def set_theme(self, theme: Any) -> dict[str, Any]:
+        switch = getattr(self.host, "switch_theme", None)
+        if switch is None:
+            return {"success": False, "error": "the terminal is not up yet"}
+        error = switch(theme)
+        return {"success": True} if error is None else {"success": False, "error": error}
+
+    def _changed(self, what: str) -> None:
+        refresh = getattr(self.host, "components_changed", None)
+        if refresh is not None:
+            refresh(what)
 
     async def set_editor_text(self, text: str) -> None:
         self.host.set_editor_text(text)

@@ -77,13 +77,23 @@ class RpcUI(UI):
     async def set_status(self, key: str, text: str | None) -> None:
         self._notice({"method": "setStatus", "statusKey": key, "statusText": text})
 
-    async def set_widget(self, key: str, lines: Sequence[str] | None, *, placement: str | None = None) -> None:
-        """Show lines of text above/below the host's editor (``None`` removes the widget)."""
+    async def set_widget(self, key: str, lines: Sequence[str] | Callable[..., Any] | None, *,
+                         placement: str | None = None) -> None:
+        """Show lines of text above/below the host's editor (``None`` removes the widget); a component
+        factory cannot travel, so it is left out, as in pi."""
+        if callable(lines):
+            return
         self._notice({"method": "setWidget", "widgetKey": key,
                       "widgetLines": None if lines is None else list(lines), "widgetPlacement": placement})
 
     async def set_title(self, title: str) -> None:
         self._notice({"method": "setTitle", "title": title})
+
+    async def custom(self, factory: Callable[..., Any], *, overlay: bool = False) -> Any:
+        """Components are drawn by a terminal: the client is told this one is unsupported (``None``)."""
+        await self.notify("This extension shows a custom terminal component, which RPC mode does not support",
+                          "warning")
+        return None
 
     async def set_editor_text(self, text: str) -> None:
         self._notice({"method": "set_editor_text", "text": text})

@@ -1,0 +1,119 @@
+"""The component model plugins draw the terminal with (pi's ``@mariozechner/pi-tui``, small).
+
+A component is any object with ``render(width) -> list[str]`` (rows of at most ``width`` columns, ANSI
+styling allowed), and optionally ``handle_input(data)`` (raw key bytes as text, e.g. ``"\\x1b"`` for
+Escape, ``"\\r"`` for Enter) and ``invalidate()`` (drop cached rows). ``ctx.ui.custom``,
+``ctx.ui.set_widget``, ``set_footer`` and ``set_header`` take factories that build one, with pi's
+arguments in pi's order: ``(tui, theme, keybindings, done)``, ``(tui, theme)``,
+``(tui, theme, footer_data)``. ``tui.request_render()`` asks for a redraw after a state change.
+
+Helpers: :func:`visible_width` and :func:`truncate_to_width` (wide characters and ANSI codes
+handled), :func:`highlight_code` (pygments, by language or file name), :func:`matches_key`, and
+:class:`Text`, a component of fixed lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = ["Component", "Text", "highlight_code", "matches_key", "truncate_to_width", "visible_width"]
+
+KEYS = {
+    "escape": "\x1b", "enter": "\r", "return": "\r", "tab": "\t", "space": " ", "backspace": "\x7f",
+    "up": "\x1b[A", "down": "\x1b[B", "right": "\x1b[C", "left": "\x1b[D", "home": "\x1b[H", "end": "\x1b[F",
+    "delete": "\x1b[3~", "pageup": "\x1b[5~", "pagedown": "\x1b[6~", "shift+tab": "\x1b[Z",
+}
+_ALTERNATIVES = {"\x1bOA": "\x1b[A", "\x1bOB": "\x1b[B", "\x1bOC": "\x1b[C", "\x1bOD": "\x1b[D",
+                 "\x1bOH": "\x1b[H", "\x1bOF": "\x1b[F", "\n": "\r", "\x08": "\x7f"}
+
+
+@runtime_checkable
+class Component(Protocol):
+    """What the terminal draws: rows for a width. ``handle_input``/``invalidate`` are optional."""
+
+    def render(self, width: int) -> list[str]: ...
+
+
+class Text:
+    """A component showing fixed lines (each cut to the width)."""
+
+    def __init__(self, lines: str | Sequence[str] = ()) -> None:
+        self.set_lines(lines)
+
+    def set_lines(self, lines: str | Sequence[str]) -> None:
+        self.lines = lines.split("\n") if isinstance(lines, str) else [str(line) for line in lines]
+
+    def render(self, width: int) -> list[str]:
+        return [truncate_to_width(line, width) for line in self.lines]
+
+    def invalidate(self) -> None:
+        return None
+
+
+def visible_width(text: str) -> int:
+    """Columns ``text`` takes on screen: ANSI codes count zero, East Asian wide characters two."""
+    from ..modes.interactive.style import display_width
+
+    return display_width(text)
+
+
+def truncate_to_width(text: str, width: int, ellipsis: str = "…") -> str:
+    """``text`` cut to ``width`` columns (ending in ``ellipsis`` when cut); ANSI codes are kept and a
+    reset is added after a cut, so a styled row never bleeds into the next."""
+    if visible_width(text) <= width:
+        return text
+    room = max(width - visible_width(ellipsis), 0)
+    from ..modes.interactive.style import char_width
+
+    out: list[str] = []
+    used = index = 0
+    while index < len(text):
+        if text[index] == "\x1b":
+            end = _escape_end(text, index)
+            out.append(text[index:end])
+            index = end
+            continue
+        w = char_width(text[index])
+        if used + w > room:
+            break
+        out.append(text[index])
+        used += w
+        index += 1
+    styled = "\x1b" in text
+    return "".join(out) + ("\x1b[0m" if styled else "") + ellipsis
+
+
+def _escape_end(text: str, start: int) -> int:
+    index = start + 1
+    if index < len(text) and text[index] == "[":
+        index += 1
+        while index < len(text) and not ("@" <= text[index] <= "~"):
+            index += 1
+    return min(index + 1, len(text))
+
+
+def highlight_code(code: str, language: str | None = None, *, path: str | None = None,
+                   theme: Any = None) -> list[str]:
+    """``code`` as styled lines (pygments), by ``language`` or by the file name in ``path``; plain lines
+    when no lexer fits or colour is off."""
+    from ..modes.interactive.highlight import highlight_lines
+    from ..modes.interactive.style import Palette
+
+    palette = Palette(True, theme=theme) if theme is None or getattr(theme, "colour", True) else Palette(False)
+    lines = highlight_lines(palette, code, language=language, filename=path)
+    return lines if lines is not None else code.rstrip("\n").split("\n")
+
+
+def matches_key(data: str, key: str) -> bool:
+    """Whether raw input ``data`` is the key named ``key`` (``"escape"``, ``"enter"``, ``"up"``,
+    ``"ctrl+c"``, ``"a"``...)."""
+    data = _ALTERNATIVES.get(data, data)
+    name = key.lower()
+    if name in KEYS:
+        return data == KEYS[name]
+    if name.startswith("ctrl+") and len(name) == 6 and name[5].isalpha():
+        return data == chr(ord(name[5]) - 96)
+    if name.startswith("alt+") and len(name) == 5:
+        return data == "\x1b" + name[4]
+    return data == key

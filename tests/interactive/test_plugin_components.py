@@ -1,0 +1,127 @@
+"""Plugins that shape the terminal (pi_core.tui): pi's examples ported to ``examples/extensions/`` and driven
+in a pseudo-terminal — a footer, a header, the working indicator, a component that returns a value."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_interactive_pty import quit_app, running, session_lines  # noqa: F401  (the fixture)
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "extensions"
+pytestmark = pytest.mark.timeout(90)
+
+
+def with_examples(*names: str, **script: Any) -> dict[str, Any]:
+    return {"extensions": [str(EXAMPLES / f"{name}.py") for name in names], **script}
+
+
+def test_custom_footer_replaces_and_restores_the_footer(running) -> None:  # noqa: F811
+    app = running(**with_examples("custom_footer"))
+    assert "thinking" in app.display()[-1]  # pi's footer first
+    app.type("/footer")
+    app.wait_for(lambda: app.display()[-1].startswith("custom footer"))
+    row = app.display()[-2]
+    assert row.startswith("◆ faux-1") and row.rstrip().endswith("no branch")
+    app.type("/footer")
+    app.wait_for("Default footer restored")
+    app.wait_for(lambda: "thinking" in app.display()[-1])
+    quit_app(app)
+
+
+def test_custom_header_replaces_the_start_up_header(running) -> None:  # noqa: F811
+    app = running(**with_examples("custom_header"))
+    screen = app.text()
+    assert "π ━━ pi for Python ━━ π" in screen and "version " in screen
+    assert "/help for commands" not in screen  # pi's header is gone
+    app.type("/builtin-header")
+    app.wait_for("Built-in header restored")
+    quit_app(app)
+
+
+def test_working_indicator_message_and_thinking_label(running) -> None:  # noqa: F811
+    turns = [{"text": "first " * 400, "delta_delay": 0.01}, {"thinking": "secret plan", "text": "done thinking"}]
+    app = running(turns, **with_examples("working_indicator"))
+    app.type("/working-indicator none")
+    app.wait_for("Working indicator: none")
+    app.type("/working-message Crunching numbers")
+    app.wait_for("Working message: Crunching numbers")
+    app.type("go")
+    app.wait_for("esc to interrupt")
+    working = next(row for row in app.display() if "esc to interrupt" in row)
+    assert working.startswith("Crunching numbers ")  # the plugin's text, no spinner in front of it
+    app.wait_for(lambda: "esc to interrupt" not in app.text(), 60)
+    app.type("/thinking-label Pondering quietly")
+    app.wait_for("Hidden thinking label: Pondering quietly")
+    app.send("\x14")  # Ctrl+T hides thinking blocks
+    app.type("think")
+    app.wait_for("done thinking", 30)
+    assert "Pondering quietly" in app.text() and "secret plan" not in app.text()
+    quit_app(app)
+
+
+def test_a_component_takes_the_keys_and_returns_a_value(running, tmp_path: Path) -> None:  # noqa: F811
+    ask = {"question": "Which colour?", "options": ["red", "green", "blue"]}
+    turns = [{"tools": [["question", ask]]}, {"text": "noted"}]
+    app = running(turns, **with_examples("question", extra_tools=["question"]))
+    app.type("ask me")
+    app.wait_for("↑↓ move")
+    assert any(row.startswith("› 1. red") for row in app.display())
+    app.send("\x1b[B")
+    app.wait_for(lambda: any(row.startswith("› 2. green") for row in app.display()))
+    app.send("\r")
+    app.wait_for("noted", 30)
+    results = [e for e in session_lines(tmp_path) if e.get("message", {}).get("role") == "toolResult"]
+    assert "User selected: green" in str(results[-1]["message"]["content"])
+    quit_app(app)
+
+
+def test_status_line_uses_the_theme(running) -> None:  # noqa: F811
+    app = running(wait_editor=False, **with_examples("status_line"))
+    app.wait_for(lambda: "○ ready" in app.display()[-1], 30)  # the status line is the footer's last row
+    app.settle(0.2)
+    app.type("hello")
+    app.wait_for("✓ turn done", 30)
+    assert "echo: hello" in app.text()
+    accent_free = app.raw.split("✓ turn done".encode())[0].rsplit(b"\x1b[", 1)[-1]
+    assert accent_free.endswith(b"m")  # the status came styled by the theme's token
+    quit_app(app)
+
+
+def test_theme_switch_and_list(running) -> None:  # noqa: F811
+    app = running(**with_examples("theme_switch"))
+    app.type("/themes")
+    app.wait_for("Themes: ")
+    listed = next(row for row in app.display() if "Themes: " in row)
+    assert "dark" in listed and "light" in listed
+    app.type("/theme-switch light")
+    app.wait_for("Theme: light")
+    app.type("/theme-switch dark")
+    app.wait_for("Theme: dark")
+    app.type("/theme-switch nope")
+    app.wait_for("Theme not switched: no theme named 'nope'")
+    quit_app(app)
+
+
+def test_overlay_returns_its_value_and_a_component_widget(running) -> None:  # noqa: F811
+    app = running(**with_examples("overlay_test"))
+    app.type("/overlay")
+    app.wait_for("Overlay counter")
+    assert any(row.startswith("╭") for row in app.display())  # drawn framed
+    app.send("+")
+    app.send("+")
+    app.send("+")
+    app.send("-")
+    app.wait_for("value: 2")
+    app.send("\r")
+    app.wait_for("Overlay closed with 2")
+    app.type("/overlay")
+    app.wait_for("Overlay counter")
+    app.send("\x1b")
+    app.wait_for("Overlay closed with None")
+    app.type("/counter-widget")
+    app.wait_for("[counter widget: None]··")
+    row = next(r for r in app.display() if r.startswith("[counter widget"))
+    assert len(row) == 80  # rendered for the terminal's width
+    quit_app(app)
