@@ -1,7 +1,8 @@
 """MCP servers as pi tools: ``mcp.json`` in pi's format, ``pi mcp``, ``/mcp`` and ``--no-mcp``.
 
 Servers from ``~/.pi/agent/mcp.json`` and a trusted project's ``.pi/mcp.json`` connect in the background
-when a session starts; their tools become ``mcp__<server>__<tool>``. Nothing of the MCP SDK is imported
+when a session starts (in print and JSON mode only once a request or call needs them); their tools
+become ``mcp__<server>__<tool>``. Nothing of the MCP SDK is imported
 unless a server is enabled (this module imports only the standard library and ``pi_core``).
 Disable the plugin like any other: ``PI_DISABLE_PLUGINS=mcp``, or ``--no-mcp`` for one run.
 """
@@ -17,6 +18,7 @@ _managers: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 RESOURCE_TOOLS = ("list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource")
 MAX_SECTION_CHARS = 4096
 MAX_DESCRIPTION_CHARS = 250
+LAZY_MODES = ("print", "json")
 
 
 def _key(ctx: Any) -> Any:
@@ -91,7 +93,9 @@ def _start(ctx: Any, registered: list[Any]) -> Any:
                          auto_enable_codemode=loaded.auto_enable_codemode is not False,
                          project_config=loaded.project_config, log_path=agents / "mcp.log")
     _managers[_key(ctx)] = manager
-    manager.start()
+    # print and JSON mode run one prompt: a server starts only when the first request declares its tools
+    # (direct ones) or a call needs it, so servers behind codemode/tool_search cost nothing unless used
+    manager.start(lazy=getattr(ctx, "mode", None) in LAZY_MODES)
     return manager
 
 
@@ -161,6 +165,7 @@ async def _mcp_command(args: str, ctx: Any) -> None:
         return
     from .command import run
 
+    manager.begin(manager.servers)  # a lazy session's servers, so /mcp shows them connecting
     await run(args, ctx, manager)
 
 

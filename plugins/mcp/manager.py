@@ -62,6 +62,8 @@ class Server:
     def state(self) -> str:
         if not self.entry.enabled:
             return "disabled"
+        if self.connection is None and self.ready is None:
+            return "not started"
         if self.connection is None:
             return "starting"
         return str(self.connection.state)
@@ -74,7 +76,8 @@ class Server:
             return f"connected · {count} tool{'' if count == 1 else 's'}{resources}"
         if state in ("failed", "disconnected") and self.connection.error:
             return f"{state}: {self.connection.error.splitlines()[0]}"
-        return {"connecting": "connecting…", "needs-auth": "needs sign-in"}.get(state, state)
+        return {"connecting": "connecting…", "needs-auth": "needs sign-in",
+                "not started": "not started (starts when a call needs it)"}.get(state, state)
 
 
 class McpManager:
@@ -97,7 +100,9 @@ class McpManager:
         self.warned_engine = False
         self._closed = False
         self._module: Any = None
-        self._started: asyncio.Task[None] | None = None
+        self._started: list[asyncio.Task[None]] = []
+        self.lazy = False
+        self._reported_errors = False
         self._resources: Any = None
         self._registering = asyncio.Lock()
 
@@ -106,14 +111,22 @@ class McpManager:
 
     # -- starting ------------------------------------------------------------------------------
 
-    def start(self) -> None:
-        """Connect every enabled server in the background."""
+    def start(self, lazy: bool = False) -> None:
+        """Connect every enabled server in the background; ``lazy`` (print and JSON mode): none yet, each
+        starts once a request declares its tools or a call reaches it (:meth:`begin`)."""
+        self.lazy = lazy
         self.ensure_reachable()
-        enabled = [s for s in self.servers if s.entry.enabled]
-        for server in enabled:
+        if not lazy:
+            self.begin(self.servers)
+
+    def begin(self, servers: Iterable[Server]) -> None:
+        """Start connecting those of these enabled servers that have not started yet."""
+        todo = [s for s in servers if s.entry.enabled and s.ready is None and s.connection is None]
+        if not todo or self._closed:
+            return
+        for server in todo:
             server.ready = asyncio.get_running_loop().create_future()
-        if enabled:
-            self._started = asyncio.ensure_future(self._start_all(enabled))
+        self._started.append(asyncio.ensure_future(self._start_all(todo)))
 
     async def _load(self) -> None:
         if self._module is None:
@@ -129,7 +142,8 @@ class McpManager:
             await self._notify(f"MCP failed to load: {type(exc).__name__}: {exc}", "error")
             return
         await asyncio.gather(*(self._connect(server) for server in servers))
-        await self.report_problems()
+        first, self._reported_errors = not self._reported_errors, True
+        await self.report_problems(None if first else servers)
 
     async def _connect(self, server: Server) -> None:
         if self._closed:
@@ -146,7 +160,10 @@ class McpManager:
             _settle(server.ready)
 
     async def wait_for(self, servers: Iterable[Server], timeout: float | None = None) -> bool:
-        """Wait until these servers connected or failed; ``False`` when ``timeout`` ran out first."""
+        """Wait until these servers connected or failed (starting those not started yet); ``False`` when
+        ``timeout`` ran out first."""
+        servers = list(servers)
+        self.begin(servers)
         pending = [s.ready for s in servers if s.entry.enabled and s.ready is not None and not s.ready.done()]
         if not pending:
             return True
@@ -203,7 +220,7 @@ class McpManager:
         """Start one more server in the background."""
         self.servers.append(server)
         self.ensure_reachable()
-        if server.entry.enabled:
+        if server.entry.enabled and not self.lazy:
             server.ready = asyncio.get_running_loop().create_future()
             asyncio.ensure_future(self._connect_later(server))
 
@@ -259,6 +276,8 @@ class McpManager:
 
     async def reconnect(self, server: Server) -> str | None:
         """Connect a server again (after a fix, or to pick up new tools); returns why it failed."""
+        if server.entry.enabled and server.connection is None:
+            await self.wait_for([server])  # a lazy session's server that had not started yet
         if not server.entry.enabled or server.connection is None:
             return f'MCP server "{server.name}" is disabled.'
         server.ready = asyncio.get_running_loop().create_future()
@@ -505,9 +524,10 @@ class McpManager:
 
     async def close(self) -> None:
         self._closed = True
-        if self._started is not None and not self._started.done():
-            self._started.cancel()
-            await asyncio.gather(self._started, return_exceptions=True)
+        running = [task for task in self._started if not task.done()]
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
         await asyncio.gather(*(s.connection.close() for s in self.servers if s.connection is not None),
                              return_exceptions=True)
 
