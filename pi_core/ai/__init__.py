@@ -147,6 +147,9 @@ _EXPORTS: dict[str, str] = {
     "register_api_provider": "pi_core.ai.registry",
     "set_default_registry": "pi_core.ai.registry",
     "unregister_api_provider": "pi_core.ai.registry",
+    "Route": "pi_core.ai.virtual",
+    "RouteRequest": "pi_core.ai.virtual",
+    "virtual_provider": "pi_core.ai.virtual",
     "ModelListContext": "pi_core.ai.model_lists",
     "ModelRefreshResult": "pi_core.ai.model_lists",
     "network_allowed": "pi_core.ai.model_lists",
@@ -373,6 +376,11 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
         register_api_provider as register_api_provider,
         set_default_registry as set_default_registry,
         unregister_api_provider as unregister_api_provider,
+    )
+    from .virtual import (
+        Route as Route,
+        RouteRequest as RouteRequest,
+        virtual_provider as virtual_provider,
     )
     from .request import (
         adjust_max_tokens_for_thinking as adjust_max_tokens_for_thinking,

@@ -79,6 +79,13 @@ async def _produce(model: Model, context: Context, options: StreamOptions, regis
         if signal is not None and signal.aborted:
             raise asyncio.CancelledError
         reg = registry if registry is not None else default_registry()
+        routed = reg.get_provider(model.provider)
+        if routed is not None and routed.route is not None:  # a virtual model: a real one serves this request
+            from .virtual import resolve_route
+
+            model, options = await resolve_route(routed, model, context, options, reg)
+            writer.model = model
+            writer.message.api, writer.message.provider, writer.message.model = model.api, model.provider, model.id
         api = reg.get_api(model.api)
         if api is None:
             raise ProviderError(f"No API provider registered for api: {model.api}")

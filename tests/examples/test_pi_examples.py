@@ -612,3 +612,34 @@ def test_terminal_examples_in_json_mode_answer_without_a_ui(
     fake_provider_server.script(tool_call("question", {"question": "Which?", "options": ["a", "b"]}), "ok")
     json_run(run_pi, *TERMINAL_EXAMPLES, prompt="ask me")
     assert "UI not available" in tool_messages(fake_provider_server.requests[1].body)[0]
+
+
+# -- jev-router (a virtual model routing each request to a real one) ---------------------------------------
+
+
+def test_model_router_sends_each_request_to_the_model_its_route_picks(
+        fake_provider_server: FakeProviderServer, pi_project: Path, pi_agent_dir: Path) -> None:
+    models = json.loads((pi_agent_dir / "models.json").read_text())
+    models["providers"]["thinker"] = fake_provider_server.provider_config("anthropic-messages", reasoning=True)
+    (pi_agent_dir / "models.json").write_text(json.dumps(models))
+    fake_provider_server.script("quick answer", "careful answer", "quick again")
+    env = {"PI_ROUTER_FAST": "fake/fake-model", "PI_ROUTER_STRONG": "thinker/fake-model"}
+    with RpcProcess(pi_project, scripted=False, extensions=(example("model_router"),), model=("router", "auto"),
+                    env=env) as pi:
+        first = pi.prompt("hi")
+        second = pi.prompt("please think about the cache design")
+        pi.prompt("thanks")
+        state, _ = pi.call({"type": "get_state"})
+        _, seen = pi.call({"type": "prompt", "message": "/router"})
+    apis = [r.api for r in fake_provider_server.requests]
+    assert apis == ["openai-completions", "anthropic-messages", "openai-completions"]
+    careful = fake_provider_server.requests[1].body
+    assert careful.get("thinking", {}).get("type") in ("enabled", "adaptive")  # the route asked for high thinking
+    assert "thinking" not in fake_provider_server.requests[0].body and "reasoning_effort" not in \
+        fake_provider_server.requests[0].body
+    assert any(r.get("method") == "setStatus" and r.get("statusText") == "router → fake/fake-model" for r in first)
+    assert any(r.get("statusText") == "router → thinker/fake-model" for r in second)
+    assert state["data"]["model"]["provider"] == "router" and state["data"]["model"]["id"] == "auto"
+    assert notices(seen) == ["last request went to fake/fake-model"]
+    # every request carries the whole conversation, whichever model served the turns before
+    assert user_texts(fake_provider_server.requests[2].body) == ["hi", "please think about the cache design", "thanks"]
