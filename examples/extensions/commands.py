@@ -1,5 +1,6 @@
 """Port of pi's ``commands`` example: ``/commands [extension|prompt|skill]`` lists the session's slash
-commands (``ctx.get_commands()``) grouped by source; choosing one offers to show where it comes from."""
+commands (``ctx.get_commands()``) grouped by source; choosing one offers to show where it comes from.
+Tab after ``/commands `` offers the sources (pi's ``getArgumentCompletions``)."""
 
 from __future__ import annotations
 
@@ -36,6 +37,12 @@ async def list_commands(args: str, ctx: CommandContext) -> None:
             await ctx.ui.notify(str(chosen.source_info.path), "info")
 
 
+def complete_source(typed: str) -> list[tuple[str, str]]:
+    """The argument's completions in the editor (pi's ``getArgumentCompletions``)."""
+    return [(key, label) for key, label in SOURCES if key.startswith(typed)]
+
+
 @hookimpl
 def register_commands(register: Any) -> None:
-    register(Command("commands", list_commands, "List available slash commands", usage="[extension|prompt|skill]"))
+    register(Command("commands", list_commands, "List available slash commands", usage="[extension|prompt|skill]",
+                     argument_completions=complete_source))

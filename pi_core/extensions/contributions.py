@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +15,8 @@ class Command:
     :param usage: how the arguments are written (``"[name]"``), for ``/help``.
     :param idle_only: refuse to run while the agent works (the user is told to wait or press Esc);
         by default a command typed while the agent works runs at once, as in pi.
+    :param argument_completions: pi's ``getArgumentCompletions``: given the argument typed so far, the
+        values the editor offers (Tab), each a string or ``(value, description)``; ``None`` offers nothing.
     """
 
     name: str
@@ -22,6 +24,7 @@ class Command:
     description: str = ""
     usage: str = ""
     idle_only: bool = False
+    argument_completions: Callable[[str], Sequence[str | tuple[str, str]] | None] | None = None
 
 
 @dataclass

@@ -27,7 +27,7 @@ from typing import Any, TextIO, TypeVar
 from pi_core import UnknownCommandError
 
 from ..signals import SignalStop
-from .commands import all_commands, parse
+from .commands import all_commands, argument_completions, parse
 from .dialogs import LineDialogs, TerminalDialogs
 from .footer import footer_rows
 from .keybindings import Keymap
@@ -829,7 +829,8 @@ class InteractiveApp:
         from .input import PiCompleter, build_prompt, history_for
 
         install_extended_keys()
-        completer = PiCompleter(lambda: all_commands(self.session), self.session.cwd)
+        completer = PiCompleter(lambda: all_commands(self.session), self.session.cwd,
+                                lambda name, typed: argument_completions(self.session, name, typed))
         self._editor = build_prompt(self, message=self._live_region, footer=self._footer, completer=completer,
                                     history=history_for(Path(self.session.host.agent_dir)), keymap=self.keymap)
         ticker = asyncio.ensure_future(self._tick())

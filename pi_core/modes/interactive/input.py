@@ -25,6 +25,7 @@ from prompt_toolkit.styles import Style
 from .keybindings import Keymap, private_chars
 
 _AT_PATH = re.compile(r"(?:^|\s)@([^\s@]*)$")
+_COMMAND_ARGUMENT = re.compile(r"/([^\s/]+) (.*)")
 MAX_PATH_COMPLETIONS = 60
 
 
@@ -43,9 +44,11 @@ class Keys(Protocol):
 class PiCompleter(Completer):
     """``/name`` completes command names (with descriptions); ``@partial`` completes paths under cwd."""
 
-    def __init__(self, commands: Callable[[], list[tuple[str, str]]], cwd: Path) -> None:
+    def __init__(self, commands: Callable[[], list[tuple[str, str]]], cwd: Path,
+                 arguments: Callable[[str, str], list[tuple[str, str]]] | None = None) -> None:
         self.commands = commands
         self.cwd = cwd
+        self.arguments = arguments  # a command's own argument completions: (name, typed) -> (value, description)
 
     def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
         text = document.text_before_cursor
@@ -55,6 +58,13 @@ class PiCompleter(Completer):
                 if name.startswith(prefix):
                     yield Completion(f"/{name}", start_position=-len(text), display=f"/{name}",
                                      display_meta=description)
+            return
+        argument = _COMMAND_ARGUMENT.fullmatch(text)
+        offered = self.arguments(argument.group(1), argument.group(2)) if argument and self.arguments else []
+        if argument and offered:
+            typed = argument.group(2)
+            for value, description in offered:
+                yield Completion(value, start_position=-len(typed), display=value, display_meta=description)
             return
         match = _AT_PATH.search(text)
         if match:
