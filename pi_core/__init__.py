@@ -20,6 +20,8 @@ Plugin framework:
 * ``Flag`` — A command-line flag a plugin adds (``--name``); ``type`` is ``bool`` or ``str``.
 * ``Toolset`` — A named set of tool names, chosen with ``pi --toolset NAME``.
 * ``PluginHost`` — One session's plugins: the manager, the dispatcher, what was registered, what went wrong.
+* ``Shortcut`` — A key a plugin registered (``ctx.register_shortcut``): canonical ``key``, ``handler(ctx)``,
+  ``description``.
 * ``RegisteredMcpServer`` — A server a plugin registered: ``config`` has the shape of an ``mcpServers`` entry of
   ``mcp.json``.
 * ``build_plugin_host`` — Build a fresh plugin host for one session.
@@ -391,6 +393,7 @@ _EXPORTS: dict[str, str] = {
     "Toolset": "pi_core.extensions.contributions",
     "PluginHost": "pi_core.extensions.manager",
     "RegisteredMcpServer": "pi_core.extensions.mcp_servers",
+    "Shortcut": "pi_core.extensions.shortcuts",
     "build_plugin_host": "pi_core.extensions.manager",
     "is_project_trusted": "pi_core.extensions.trust",
     "ContextUsage": "pi_core.extensions.results",
@@ -757,6 +760,7 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
     from .extensions.manager import PluginHost as PluginHost, build_plugin_host as build_plugin_host
     from .extensions.markers import hookimpl as hookimpl
     from .extensions.mcp_servers import RegisteredMcpServer as RegisteredMcpServer
+    from .extensions.shortcuts import Shortcut as Shortcut
     from .extensions.results import (
         ContextUsage as ContextUsage,
         ForkResult as ForkResult,

@@ -222,6 +222,12 @@ class Tool:
     :param reaches_tools: for a tool that calls other tools: ``(arguments) -> names or "all"``, the
         words of the call that may name tools (plugins that provide tools late, such as MCP, get
         those ready before the call runs).
+    :param render_call: ``(args, theme) -> component | lines | None``: how the terminal shows the call
+        (``None`` or returning ``None``: the default header). See docs/tui.md.
+    :param render_result: ``(result, options, theme) -> component | lines | None``: how the terminal
+        shows the result (``options``: ``expanded``, ``is_error``). A built-in is restyled by
+        registering a copy with these (``dataclasses.replace(create_read_tool(), render_call=...)``,
+        ``replaces="read"``).
     :param default_active: whether a plugin's tool is active when ``--tools`` does not name the tools:
         plugin tools are, as in pi (declared ones: ``direct`` or ``model-only``); a tool that should only
         be opted into says ``False``. The built-in tools follow ``defaultTools`` instead.
@@ -242,6 +248,8 @@ class Tool:
     annotations: dict[str, bool] = field(default_factory=dict)
     reaches_tools: ReachesTools | None = None
     default_active: bool = True
+    render_call: Callable[..., Any] | None = None
+    render_result: Callable[..., Any] | None = None
 
     def declaration(self) -> ToolDeclaration:
         return ToolDeclaration(name=self.name, description=self.description, parameters=self.parameters)

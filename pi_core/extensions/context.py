@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from .bus import EventBus
 from .mcp_servers import McpServerRegistry
+from .renderers import MessageRenderer, RendererRegistry
+from .shortcuts import Shortcut, ShortcutRegistry
 
 if TYPE_CHECKING:
     from ..agent.tools import Tool
@@ -267,6 +269,8 @@ class ExtensionContext:
         self._runtime = runtime
         self._flags = dict(flags or {})
         self._mcp_servers = McpServerRegistry()
+        self._shortcuts = ShortcutRegistry()
+        self._renderers = RendererRegistry()
 
     # -- state ---------------------------------------------------------------------------------
 
@@ -388,6 +392,26 @@ class ExtensionContext:
         ``deferred`` or ``hidden`` (those are reached through ``codemode`` and ``tool_search``)."""
         self._require().register_tool(tool, replaces=replaces)
 
+    # -- shortcuts ---------------------------------------------------------------------------------
+
+    def register_shortcut(self, key: str, handler: Callable[[ExtensionContext], Any], *,
+                          description: str = "") -> Shortcut:
+        """Run ``handler(ctx)`` (sync or async) when ``key`` (pi's syntax: ``"ctrl+shift+p"``, ``"alt+x"``,
+        ``"f5"``) is pressed in the terminal's editor (pi's ``registerShortcut``). A key a built-in action
+        uses is not taken (the terminal reports it); registering a key again replaces it. Other modes keep
+        the registration and press nothing. Raises :class:`ValueError` for a key not in pi's syntax."""
+        return self._shortcuts.register(key, handler, description)
+
+    def register_message_renderer(self, custom_type: str, renderer: MessageRenderer) -> None:
+        """Draw custom messages of ``custom_type`` in the terminal: ``renderer(message, options, theme)``
+        returns a component (:mod:`pi_core.tui`), lines, or ``None`` for the default row
+        (``options["expanded"]`` follows Ctrl+O). Other modes ignore it."""
+        self._renderers.register_message(custom_type, renderer)
+
+    def get_shortcuts(self) -> list[Shortcut]:
+        """The shortcuts plugins registered, in order (``/hotkeys`` lists them)."""
+        return self._shortcuts.all()
+
     # -- MCP servers -------------------------------------------------------------------------------
 
     def register_mcp_server(self, name: str, config: dict[str, Any]) -> None:
@@ -504,6 +528,8 @@ class CommandContext(ExtensionContext):
         self._runtime = base._runtime
         self._flags = base._flags
         self._mcp_servers = base._mcp_servers
+        self._shortcuts = base._shortcuts
+        self._renderers = base._renderers
 
     @property  # type: ignore[override]
     def ui(self) -> UI:

@@ -584,7 +584,7 @@ def test_timed_confirm_dismisses_its_dialogs(fake_provider_server: FakeProviderS
 # -- terminal components (custom-footer, custom-header, overlay-test, question, status-line...) ------------
 
 TERMINAL_EXAMPLES = ("custom_footer", "custom_header", "working_indicator", "question", "status_line",
-                     "theme_switch", "overlay_test")
+                     "theme_switch", "overlay_test", "plan_mode_shortcut", "message_renderer", "built_in_tool_renderer")
 
 
 def test_terminal_examples_over_rpc_send_plain_notices_and_no_components(

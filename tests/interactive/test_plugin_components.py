@@ -125,3 +125,35 @@ def test_overlay_returns_its_value_and_a_component_widget(running) -> None:  # n
     row = next(r for r in app.display() if r.startswith("[counter widget"))
     assert len(row) == 80  # rendered for the terminal's width
     quit_app(app)
+
+
+def test_a_plugin_shortcut_runs_its_handler_and_help_lists_it(running) -> None:  # noqa: F811
+    app = running(**with_examples("plan_mode_shortcut"))
+    app.send("\x1b\x10")  # Ctrl+Alt+P
+    app.wait_for("Plan mode on: read, ls")
+    app.wait_for("⏸ plan mode")
+    app.type("/help")
+    app.wait_for(lambda: any("Ctrl+Alt+P" in row and "Toggle plan mode" in row for row in app.text().split("\n")))
+    app.send("\x1b\x10")
+    app.wait_for("Plan mode off: read, bash, ls")
+    quit_app(app)
+
+
+def test_message_renderer_draws_custom_messages(running) -> None:  # noqa: F811
+    app = running(**with_examples("message_renderer"))
+    app.type("/status-report deploy finished")
+    app.wait_for("┃ STATUS [INFO] deploy finished", 30)
+    app.wait_for("echo: ", 30)
+    assert "[status-report]" not in app.text()  # the default row is replaced
+    quit_app(app)
+
+
+def test_built_in_tool_renderer_restyles_read_and_bash(running) -> None:  # noqa: F811
+    turns = [{"tools": [["read", {"path": "notes.txt"}], ["bash", {"command": "echo hi"}]]}, {"text": "all read"}]
+    app = running(turns, **with_examples("built_in_tool_renderer"))
+    app.type("look")
+    app.wait_for("all read", 30)
+    text = app.text()
+    assert "◇ read notes.txt" in text and "◇ run echo hi" in text
+    assert "↳ 2 lines" in text  # notes.txt has two lines, counted instead of shown
+    quit_app(app)

@@ -13,6 +13,7 @@ no colours, one line of input per prompt.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import contextlib
 import shutil
 import signal
@@ -163,6 +164,8 @@ class InteractiveApp:
         self.renderer.hide_thinking = self._setting("hideThinkingBlock", False) is True
         self.ui = self._adopt_ui()
         self.components_changed("all")  # what plugins set before the terminal was up
+        self.renderer.lookup_message = lambda custom_type: self.session.ctx._renderers.messages.get(custom_type)
+        self.renderer.lookup_tool = self._tool_named
 
     # -- set-up --------------------------------------------------------------------------------
 
@@ -786,6 +789,55 @@ class InteractiveApp:
         data = FooterData(lambda: self._branch.get() if self._branch else None, lambda: self.statuses)
         self._footer_component = None if factory is None else build(factory, self._tui(), self.palette.theme, data)
 
+    def _tool_named(self, name: str) -> Any:
+        try:
+            return next((t for t in self.session.ctx.get_all_tools() if t.name == name), None)
+        except RuntimeError:  # no session runtime (yet)
+            return None
+
+    def _bind_shortcuts(self) -> None:
+        """Plugins' shortcuts (``ctx.register_shortcut``) beside the editor's keys; rebuilt when plugins
+        register more. A key a built-in action uses stays the built-in's (reported once)."""
+        from prompt_toolkit.key_binding import DynamicKeyBindings, KeyBindings, merge_key_bindings
+
+        from .keybindings import display, to_prompt_toolkit
+
+        built: dict[str, Any] = {"version": -1, "keys": KeyBindings()}
+        reported: set[str] = set()
+
+        def current() -> Any:
+            registry = self.session.ctx._shortcuts
+            if built["version"] == registry.version:
+                return built["keys"]
+            keys = KeyBindings()
+            for problem in registry.problems:
+                self.renderer.notice(problem, "warning")
+            registry.problems.clear()
+            for shortcut in registry.all():
+                taken = self.keymap.action_for(shortcut.key)
+                if taken is not None:
+                    if shortcut.key not in reported:
+                        reported.add(shortcut.key)
+                        self.renderer.notice(f"shortcut {display(shortcut.key)} is the built-in {taken!r}; "
+                                             "the plugin's is not bound", "warning")
+                    continue
+                keys.add(*to_prompt_toolkit(shortcut.key))(lambda event, s=shortcut: self._run_shortcut(s))
+            built.update(version=registry.version, keys=keys)
+            return keys
+
+        self._editor.key_bindings = merge_key_bindings([self._editor.key_bindings, DynamicKeyBindings(current)])
+
+    def _run_shortcut(self, shortcut: Any) -> None:
+        async def run() -> None:
+            try:
+                result = shortcut.handler(self.session.ctx)
+                if inspect.isawaitable(result):
+                    await result
+            except Exception as exc:  # a plugin's failing key must not end the editor
+                self.renderer.notice(f"shortcut {shortcut.key} failed: {exc}", "error")
+
+        self._spawn(run(), track=False)
+
     def switch_theme(self, theme: Any) -> str | None:
         """``ctx.ui.set_theme``: a theme's name or a theme object; an error text, or ``None``."""
         from .theme import Theme, ThemeError
@@ -833,6 +885,7 @@ class InteractiveApp:
                                 lambda name, typed: argument_completions(self.session, name, typed))
         self._editor = build_prompt(self, message=self._live_region, footer=self._footer, completer=completer,
                                     history=history_for(Path(self.session.host.agent_dir)), keymap=self.keymap)
+        self._bind_shortcuts()
         ticker = asyncio.ensure_future(self._tick())
         enable_extended_keys(self.stdout)
         try:

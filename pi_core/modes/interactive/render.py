@@ -185,6 +185,8 @@ class Renderer:
         self.working_frames: list[str] | None = None
         self.working_interval_ms = 100
         self.hidden_thinking_label: str | None = None
+        self.lookup_message: Callable[[str], Any] = lambda custom_type: None  # plugins' renderers
+        self.lookup_tool: Callable[[str], Any] = lambda name: None
         self.width = width
         self.stats = Stats()
         self.working = False
@@ -259,7 +261,14 @@ class Renderer:
         elif role == "user":
             self.user_block(_content_text(message.content))
         elif role == "custom" and getattr(message, "display", True):
-            self.notice(f"[{message.custom_type}] {_content_text(message.content)}")
+            rows = self._plugin_rows(self.lookup_message(message.custom_type), message,
+                                     {"expanded": self.expand_tools})
+            if rows is None:
+                self.notice(f"[{message.custom_type}] {_content_text(message.content)}")
+            else:
+                self._end_stream()
+                self.gap()
+                self.scroll(rows)
         elif role == "bashExecution":
             self.bash_block(message)
 
@@ -351,9 +360,36 @@ class Renderer:
         if self._last_kind != "tool":
             self.gap()
         self._recent_tools = [*self._recent_tools[-19:], (name, args, result, failed, duration)]
-        self.scroll(blocks.tool_block(self.palette, name, args, result, self.width(), failed=failed,
-                                      expanded=self.expand_tools, duration=duration,
-                                      highlight=not self._replaying), "tool")
+        self.scroll(self._tool_rows(name, args, result, failed=failed, expanded=self.expand_tools,
+                                    duration=duration), "tool")
+
+    def _tool_rows(self, name: str, args: dict[str, Any], result: Any, *, failed: bool, expanded: bool,
+                   duration: float | None) -> list[str]:
+        """pi's block, with the parts the tool's ``render_call`` / ``render_result`` draw instead."""
+        tool = self.lookup_tool(name)
+        call = self._plugin_rows(getattr(tool, "render_call", None), args)
+        shown = self._plugin_rows(getattr(tool, "render_result", None), result,
+                                  {"expanded": expanded, "is_error": failed})
+        default = blocks.tool_block(self.palette, name, args, result, self.width(), failed=failed,
+                                    expanded=expanded, duration=duration, highlight=not self._replaying)
+        if call is None and shown is None:
+            return default
+        head = default[:1] if call is None else call
+        return [*head, *(default[1:] if shown is None else shown)]
+
+    def _plugin_rows(self, render: Any, value: Any, *options: dict[str, Any]) -> list[str] | None:
+        """What a plugin's renderer draws, as rows for the width; ``None`` for pi's default (no renderer,
+        it returned ``None``, or it failed: reported once as a notice)."""
+        if render is None:
+            return None
+        from .components import build, render_component
+
+        try:
+            made = build(render, value, *options, self.palette.theme)
+        except Exception as exc:  # a plugin's renderer must not lose the conversation
+            self.notice(f"renderer failed: {exc}", "error")
+            return None
+        return None if made is None else render_component(made, self.width() or 80)
 
     def toggle_tools_expanded(self) -> None:
         """Ctrl+O. The scrollback is printed once, so expanding prints the tool calls since the last
@@ -366,8 +402,8 @@ class Renderer:
         self.notice("Tool output: expanded" + (" — the recent calls in full:" if recent else ""))
         for name, args, result, failed, duration in recent:
             self._last_kind = ""
-            self.scroll(blocks.tool_block(self.palette, name, args, result, self.width(), failed=failed,
-                                          expanded=True, duration=duration), "tool")
+            self.scroll(self._tool_rows(name, args, result, failed=failed, expanded=True, duration=duration),
+                        "tool")
         self._recent_tools = []
 
     def bash_block(self, message: Any) -> None:

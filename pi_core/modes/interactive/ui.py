@@ -120,8 +120,12 @@ class InteractiveUI(UI):
 
     def key_help(self) -> list[tuple[str, str]]:
         from .commands import KEYS
+        from .keybindings import display
 
-        return list(KEYS)
+        ctx = getattr(getattr(self.host, "session", None), "ctx", None)
+        plugin_keys = [(display(s.key), s.description or "(a plugin's shortcut)")
+                       for s in (ctx.get_shortcuts() if ctx is not None else [])]
+        return [*KEYS, *plugin_keys]
 
     async def copy_to_clipboard(self, text: str) -> str | None:
         from .commands import copy_to_clipboard
