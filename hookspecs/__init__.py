@@ -92,7 +92,7 @@ if TYPE_CHECKING:
         UserBashResult,
     )
     from pi_core.extensions.context import ExtensionContext
-    from pi_core.runtime.events import AgentSettledEvent
+    from pi_core.runtime.events import AgentSettledEvent, SessionInfoChangedEvent
 
 PROJECT = "pi"
 _hookspec = pluggy.HookspecMarker(PROJECT)
@@ -706,6 +706,17 @@ def thinking_level_select(event: ThinkingLevelSelectEvent, ctx: ExtensionContext
     """The thinking level changed (a command, a key, ``ctx.set_thinking_level``, a model change).
 
     :param event: :class:`pi_core.ThinkingLevelSelectEvent` (``level``, ``previous_level``).
+    :param ctx: the session context.
+    """
+
+
+@_spec("notify")
+def session_info_changed(event: SessionInfoChangedEvent, ctx: ExtensionContext) -> None:
+    """The session's display name was set (``/name``, RPC ``set_session_name``, ``ctx.set_session_name``).
+
+    Runs after the name is stored; handlers run in the background, in registration order.
+
+    :param event: :class:`pi_core.SessionInfoChangedEvent` (``name``: the stored, normalised name).
     :param ctx: the session context.
     """
 

@@ -325,6 +325,11 @@ Runtime, SDK:
   session.
 * ``QueueUpdateEvent`` — QueueUpdateEvent(steering: 'list[str]' = <factory>, follow_up: 'list[str]' = <factory>,
   type: 'str' = 'queue_update')
+* ``SessionInfoChangedEvent`` — The session's display name changed; ``name`` is the stored (normalised) name.
+* ``SummarizationRetryAttemptStartEvent`` — A retried compaction or branch-summary request starts (``source``, ``reason``).
+* ``SummarizationRetryFinishedEvent`` — The retries of one summarization request are over.
+* ``SummarizationRetryScheduledEvent`` — A summarization request failed transiently; another attempt follows ``delay_ms``.
+* ``ThinkingLevelChangedEvent`` — The session's thinking level changed (the level in effect).
 * ``ContextFile`` — A project instruction file (AGENTS.md, CLAUDE.md) and its text.
 * ``ContextFiles`` — The context files found, outermost first (``files``), and diagnostics.
 * ``FrontMatterError`` — The front matter is outside the YAML subset read here (the message gives the line).
@@ -615,6 +620,11 @@ _EXPORTS: dict[str, str] = {
     "CompactionStartEvent": "pi_core.runtime.events",
     "EntryAppendedEvent": "pi_core.runtime.events",
     "QueueUpdateEvent": "pi_core.runtime.events",
+    "SessionInfoChangedEvent": "pi_core.runtime.events",
+    "SummarizationRetryAttemptStartEvent": "pi_core.runtime.events",
+    "SummarizationRetryFinishedEvent": "pi_core.runtime.events",
+    "SummarizationRetryScheduledEvent": "pi_core.runtime.events",
+    "ThinkingLevelChangedEvent": "pi_core.runtime.events",
     # settings/resources
     "ContextFile": "pi_core.runtime.resources",
     "ContextFiles": "pi_core.runtime.resources",
@@ -794,6 +804,11 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
         CompactionStartEvent as CompactionStartEvent,
         EntryAppendedEvent as EntryAppendedEvent,
         QueueUpdateEvent as QueueUpdateEvent,
+        SessionInfoChangedEvent as SessionInfoChangedEvent,
+        SummarizationRetryAttemptStartEvent as SummarizationRetryAttemptStartEvent,
+        SummarizationRetryFinishedEvent as SummarizationRetryFinishedEvent,
+        SummarizationRetryScheduledEvent as SummarizationRetryScheduledEvent,
+        ThinkingLevelChangedEvent as ThinkingLevelChangedEvent,
     )
     from .runtime.resources import (
         ContextFile as ContextFile,

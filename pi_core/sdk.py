@@ -110,7 +110,7 @@ async def create_agent_session(
     manager = _session_manager(root, session, session_dir or (None if env_dir else config.session_dir_path))
     resumed = manager.entry_count() > 0
     active, admits = _active_tools(host, config, tools, toolset, exclude_tools, no_tools)
-    level = thinking_level or _restored_level(manager) or config.default_thinking_level or "off"
+    level = _startup_level(chosen, config, thinking_level or _restored_level(manager))
     loader = ResourceLoader(root, agent, config, system_prompt, append_system_prompt, resources or ResourceOptions(),
                             _package_set(host))
     if api_key:
@@ -253,6 +253,16 @@ def find_session(cwd: Path, choice: str, session_dir: Any = None) -> Path:
     if found is None:
         raise SetupError(f"no session {choice!r} for {cwd} (give a .jsonl path or a session id)")
     return found
+
+
+def _startup_level(model: Model, config: Settings, given: str | None) -> str:
+    """pi's rule: the flag or the resumed session's level, else the model's ``modelThinkingLevels`` entry,
+    else ``defaultThinkingLevel``, else medium; clamped to what the model supports."""
+    from .ai.request import clamp_thinking_level
+
+    level = given or config.model_thinking_levels.get(f"{model.provider}/{model.id}") \
+        or config.default_thinking_level or "medium"
+    return clamp_thinking_level(model, level)
 
 
 def _restored_level(manager: Any) -> str | None:

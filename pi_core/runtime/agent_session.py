@@ -47,7 +47,13 @@ from .bridge import PluginBridge
 from .compaction import CompactionResult, Compactor
 from .loader import ResourceLoader
 from .images import block_images, normalize_images
-from .events import AgentSettledEvent, EntryAppendedEvent, QueueUpdateEvent
+from .events import (
+    AgentSettledEvent,
+    EntryAppendedEvent,
+    QueueUpdateEvent,
+    SessionInfoChangedEvent,
+    ThinkingLevelChangedEvent,
+)
 from .retry import AutoRetry
 from .settings import Settings
 from .tool_changes import DeclaredTools
@@ -302,6 +308,10 @@ class AgentSession:
         if not name.strip():
             raise ValueError("session name must not be empty")
         self.session.append_session_info(name)  # normalised as pi does (line breaks, outer spaces)
+        event = SessionInfoChangedEvent(self.session.get_session_name())
+        self._emit_soon(event)
+        if self.host.dispatch.has("session_info_changed"):
+            self.background(self.call_hook("session_info_changed", event))
 
     # -- prompting -----------------------------------------------------------------------------
 
@@ -369,6 +379,15 @@ class AgentSession:
         previous = self.apply_model(model)
         await self.call_hook("model_select", ModelSelectEvent(model, previous, source))
 
+    def level_for_model(self, model: Model) -> str:
+        """The thinking level to use after switching to ``model`` (pi's rule): its ``modelThinkingLevels``
+        entry, else ``defaultThinkingLevel``, else the current level; clamped to what it supports."""
+        from ..ai.request import clamp_thinking_level
+
+        level = self.settings.model_thinking_levels.get(f"{model.provider}/{model.id}") \
+            or self.settings.default_thinking_level or self._thinking_level
+        return clamp_thinking_level(model, level)
+
     def apply_model(self, model: Model) -> Model:
         """Switch to ``model`` now, without the hooks (they follow from :meth:`set_model`); returns
         the previous model."""
@@ -383,6 +402,7 @@ class AgentSession:
         previous, self._thinking_level = self._thinking_level, level
         self.session.append_thinking_level_change(level)
         self.agent.config.stream_options["reasoning"] = None if level == "off" else level
+        self._emit_soon(ThinkingLevelChangedEvent(level))
         if self.host.dispatch.has("thinking_level_select"):
             from ..events import ThinkingLevelSelectEvent
 
@@ -904,6 +924,10 @@ class AgentSession:
         if state == self._queue_state:
             return
         self._queue_state = state
+        self._emit_soon(event)
+
+    def _emit_soon(self, event: Any) -> None:
+        """Send an event from synchronous code: listeners run now, awaitable ones finish on the loop."""
         for listener in list(self._listeners):
             result = listener(event)
             if inspect.isawaitable(result):

@@ -187,11 +187,10 @@ class PluginBridge:
                 return False
         if not s.models.has_configured_auth(model) and (model.provider, model.id) != (s.model.provider, s.model.id):
             return False
-        from ..ai.request import clamp_thinking_level
         from ..events import ModelSelectEvent
 
         previous = s.apply_model(model)  # in effect before this returns; the hooks follow
-        level = clamp_thinking_level(model, s.thinking_level)
+        level = s.level_for_model(model)
         if level != s.thinking_level:
             s.set_thinking_level(level)
         s.background(s.call_hook("model_select", ModelSelectEvent(model, previous, "set")))

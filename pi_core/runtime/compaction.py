@@ -61,7 +61,13 @@ from ..session.compaction import (
     with_file_lists,
 )
 from ..session.ids import iso_to_ms
-from .events import CompactionEndEvent, CompactionStartEvent
+from .events import (
+    CompactionEndEvent,
+    CompactionStartEvent,
+    SummarizationRetryAttemptStartEvent,
+    SummarizationRetryFinishedEvent,
+    SummarizationRetryScheduledEvent,
+)
 
 if TYPE_CHECKING:
     from ..ai.retry import RetryPolicy
@@ -363,7 +369,8 @@ async def _compact(host: CompactionHost, preparation: CompactionPreparation, pat
         first_kept = decision.first_kept_entry_id or preparation.first_kept_entry_id
         tokens_before = getattr(decision, "tokens_before", None) or tokens_before
     else:
-        summary, usage = await _summarize(host, preparation, custom_instructions, controller)
+        source = SummarySource("compaction", reason)
+        summary, usage = await _summarize(host, preparation, custom_instructions, controller, source)
         summary = with_file_lists(summary, preparation.file_ops)
         first_kept, details = preparation.first_kept_entry_id, preparation.file_ops.details()
     controller.signal.throw_if_aborted()
@@ -382,25 +389,25 @@ def _usage_json(usage: Any) -> dict[str, Any] | None:
 
 
 async def _summarize(host: CompactionHost, preparation: CompactionPreparation, instructions: str | None,
-                     controller: AbortController) -> tuple[str, dict[str, Any] | None]:
+                     controller: AbortController, source: SummarySource) -> tuple[str, dict[str, Any] | None]:
     history, usage = preparation.previous_summary or NO_HISTORY, None
     if preparation.messages_to_summarize:
-        history, usage = await _summarize_history(host, preparation, instructions, controller)
+        history, usage = await _summarize_history(host, preparation, instructions, controller, source)
     if not preparation.is_split_turn or not preparation.turn_prefix_messages:
         return history, usage
     conversation = fit_conversation(preparation.turn_prefix_messages, _request_budget(host, None))
     request = turn_prefix_request(conversation=conversation, custom_instructions=instructions)
-    prefix, prefix_usage = await ask_model(host, request, controller, "Turn prefix summarization")
+    prefix, prefix_usage = await ask_model(host, request, controller, "Turn prefix summarization", source)
     return history + SPLIT_JOIN + prefix, _add_usage(usage, prefix_usage)
 
 
 async def _summarize_history(host: CompactionHost, preparation: CompactionPreparation, instructions: str | None,
-                             controller: AbortController) -> tuple[str, dict[str, Any] | None]:
+                             controller: AbortController, source: SummarySource) -> tuple[str, dict[str, Any] | None]:
     """One request when the history fits the model; otherwise one per piece, each updating the summary."""
     running, usage = preparation.previous_summary, None
     for chunk in conversation_chunks(preparation.messages_to_summarize, _request_budget(host, running)):
         request = summary_request(conversation=chunk, previous_summary=running, custom_instructions=instructions)
-        running, chunk_usage = await ask_model(host, request, controller, "Summarization")
+        running, chunk_usage = await ask_model(host, request, controller, "Summarization", source)
         usage = _add_usage(usage, chunk_usage)
     return running or NO_HISTORY, usage
 
@@ -413,10 +420,20 @@ def _request_budget(host: CompactionHost, previous_summary: str | None) -> int:
     return max(1000, window - compaction_settings(host).reserve_tokens - summary_room - 1500)
 
 
+@dataclass(frozen=True)
+class SummarySource:
+    """What a summarization request is for, as its retry events report it."""
+
+    source: Literal["compaction", "branchSummary"]
+    reason: str | None = None
+
+
 async def ask_model(host: CompactionHost, context: Context, controller: AbortController,
-                    label: str = "Summarization") -> tuple[str, dict[str, Any]]:
+                    label: str = "Summarization",
+                    source: SummarySource = SummarySource("compaction")) -> tuple[str, dict[str, Any]]:
     """One summarization request with the session's model (transient failures retried as the session's
-    retry settings say); the answer's text and usage."""
+    retry settings say, each retry reported with pi's ``summarization_retry_*`` events); the answer's
+    text and usage."""
     model = host.model
     options: dict[str, Any] = {"signal": controller.signal, "cache_retention": "none",
                                "session_id": host.session.session_id}
@@ -426,13 +443,19 @@ async def ask_model(host: CompactionHost, context: Context, controller: AbortCon
     while True:
         final = await _request(host, context, options)
         if controller.signal.aborted or final.stop_reason == "aborted":
+            await _retries_over(host, attempt)
             raise CompactionError(f"{label} was aborted", aborted=True)
         delay = _retry_delay(host, final, attempt + 1)
         if delay is None:
             break
         attempt += 1
+        await host.emit(SummarizationRetryScheduledEvent(attempt, host.retry.max_retries, delay,
+                                                         final.error_message or "Unknown error"))
         if await _sleep(delay / 1000, controller.signal):
+            await _retries_over(host, attempt)
             raise CompactionError(f"{label} was aborted", aborted=True)
+        await host.emit(SummarizationRetryAttemptStartEvent(source.source, source.reason))
+    await _retries_over(host, attempt)
     if final.stop_reason == "error":
         raise CompactionError(f"{label} failed: {final.error_message or 'unknown error'}")
     if final.stop_reason == "length":
@@ -440,6 +463,11 @@ async def ask_model(host: CompactionHost, context: Context, controller: AbortCon
     if final.tool_calls():
         raise CompactionError(f"{label} failed: the model tried to call a tool")
     return "\n".join(b.text for b in final.content if b.type == "text"), final.usage.to_json()
+
+
+async def _retries_over(host: CompactionHost, attempts: int) -> None:
+    if attempts:
+        await host.emit(SummarizationRetryFinishedEvent())
 
 
 async def _request(host: CompactionHost, context: Context, options: dict[str, Any]) -> AssistantMessage:
@@ -625,7 +653,8 @@ async def _branch_summary(host: CompactionHost, preparation: BranchPreparation, 
     ops: FileOps = preparation.file_ops
     if not preparation.messages:
         return EMPTY_BRANCH, ops.details(), None, False
-    text, usage = await ask_model(host, branch_summary_request(preparation), controller, "Branch summarization")
+    text, usage = await ask_model(host, branch_summary_request(preparation), controller, "Branch summarization",
+                                  SummarySource("branchSummary"))
     return stored_branch_summary(text, ops), ops.details(), usage, False
 
 

@@ -43,6 +43,34 @@ class AutoRetryEndEvent:
 
 
 @dataclass
+class SummarizationRetryScheduledEvent:
+    """A compaction or branch-summary request failed transiently; another attempt follows ``delay_ms``."""
+
+    attempt: int
+    max_attempts: int
+    delay_ms: int
+    error_message: str
+    type: str = "summarization_retry_scheduled"
+
+
+@dataclass
+class SummarizationRetryAttemptStartEvent:
+    """The retried summarization request starts. ``source``: ``compaction`` (with its ``reason``) or
+    ``branchSummary``."""
+
+    source: str
+    reason: str | None = None
+    type: str = "summarization_retry_attempt_start"
+
+
+@dataclass
+class SummarizationRetryFinishedEvent:
+    """The retries of one summarization request are over (succeeded, exhausted or aborted)."""
+
+    type: str = "summarization_retry_finished"
+
+
+@dataclass
 class CompactionStartEvent:
     reason: str = "manual"
     type: str = "compaction_start"
@@ -67,6 +95,22 @@ class EntryAppendedEvent:
 
 
 @dataclass
+class ThinkingLevelChangedEvent:
+    """The session's thinking level changed (the level in effect, after clamping to the model)."""
+
+    level: str
+    type: str = "thinking_level_changed"
+
+
+@dataclass
+class SessionInfoChangedEvent:
+    """The session's display name changed; ``name`` is the stored (normalised) name."""
+
+    name: str | None = None
+    type: str = "session_info_changed"
+
+
+@dataclass
 class BashExecutionUpdateEvent:
     id: str
     delta: str
@@ -82,4 +126,9 @@ __all__ = [
     "CompactionStartEvent",
     "EntryAppendedEvent",
     "QueueUpdateEvent",
+    "SessionInfoChangedEvent",
+    "SummarizationRetryAttemptStartEvent",
+    "SummarizationRetryFinishedEvent",
+    "SummarizationRetryScheduledEvent",
+    "ThinkingLevelChangedEvent",
 ]

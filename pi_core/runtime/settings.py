@@ -162,6 +162,8 @@ class Settings(_SettingsModel):
     default_provider: str | None = None
     default_model: str | None = None
     default_thinking_level: ThinkingLevelSetting | None = None
+    model_thinking_levels: dict[str, ThinkingLevelSetting] = Field(default_factory=dict)
+    """Start-up thinking level per exact ``provider/modelId`` (also used when switching to that model)."""
     thinking_budgets: ThinkingBudgets = Field(default_factory=ThinkingBudgets)
     transport: str | None = None
     steering_mode: QueueMode = "one-at-a-time"

@@ -95,3 +95,47 @@ def test_a_missing_key_names_the_variable_and_auth_json(tmp_path: Path) -> None:
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert "No API key for provider: openai" in result.stderr
     assert "OPENAI_API_KEY" in result.stderr and str(agent / "auth.json") in result.stderr
+
+
+def test_start_up_thinking_level_follows_pi_rule(tmp_path: Path) -> None:
+    # no setting: medium on a reasoning model; modelThinkingLevels (exact provider/modelId) beats
+    # defaultThinkingLevel; --thinking beats both; a model without reasoning gets none
+    agent = tmp_path / "agent"
+    runs = [({}, []), ({"defaultThinkingLevel": "low"}, []),
+            ({"defaultThinkingLevel": "low", "modelThinkingLevels": {"fake/fake-model": "high"}}, []),
+            ({"modelThinkingLevels": {"fake/fake-model": "high"}}, ["--thinking", "minimal"])]
+    with FakeOpenAI([{"text": "ok"}] * len(runs)) as server:
+        configure(agent, server.base_url, model={"reasoning": True})
+        for settings, flags in runs:
+            (agent / "settings.json").write_text(json.dumps(settings))
+            result = pi(tmp_path, agent, "--provider", "fake", "--model", "fake-model", *flags, "--no-session",
+                        "-p", "hi")
+            assert result.returncode == 0, result.stderr
+    assert [r["body"].get("reasoning_effort") for r in server.requests] == ["medium", "low", "high", "minimal"]
+
+
+def test_switching_models_over_rpc_takes_the_models_thinking_level(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    agent = tmp_path / "agent"
+    with FakeOpenAI([]) as server:
+        configure(agent, server.base_url, model={"reasoning": True})
+        models = json.loads((agent / "models.json").read_text())
+        second = {**models["providers"]["fake"]["models"][0], "id": "fake-other", "name": "other"}
+        models["providers"]["fake"]["models"].append(second)
+        (agent / "models.json").write_text(json.dumps(models))
+        (agent / "settings.json").write_text(json.dumps({"modelThinkingLevels": {"fake/fake-other": "high"},
+                                                         "defaultThinkingLevel": "low"}))
+        commands = [{"id": "s", "type": "get_state"},
+                    {"id": "a", "type": "set_model", "provider": "fake", "modelId": "fake-other"},
+                    {"id": "b", "type": "get_state"},
+                    {"id": "c", "type": "set_model", "provider": "fake", "modelId": "fake-model"},
+                    {"id": "d", "type": "get_state"}]
+        done = subprocess.run([sys.executable, "-m", "pi_core", "--mode", "rpc", "--provider", "fake", "--model",
+                               "fake-model", "--no-session"], input="".join(json.dumps(c) + "\n" for c in commands),
+                              capture_output=True, text=True, timeout=60, cwd=tmp_path,
+                              env={**__import__("os").environ, "PI_CODING_AGENT_DIR": str(agent)})
+    states = [json.loads(line) for line in done.stdout.splitlines() if '"command":"get_state"' in line.replace(" ", "")]
+    # the model's own entry, else defaultThinkingLevel (pi resets to it on a switch)
+    assert [s["data"]["thinkingLevel"] for s in states] == ["low", "high", "low"]

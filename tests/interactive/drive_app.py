@@ -3,7 +3,7 @@ with scripted model turns (faux provider) and a test plugin.
 
     python drive_app.py SCRIPT.json
 
-SCRIPT: ``{"cwd", "agent_dir", "session_dir", "turns": [...], "delta_delay": s, "initial": "...",
+SCRIPT: ``{"cwd", "agent_dir", "session_dir", "turns": [...], "delta_delay": s, "initial": "...", "thinking",
 "session": "new" | path, "extensions": [paths], "extra_tools": [names]}``.
 A turn is ``{"text", "thinking", "tools": [[name, args]], "delta_delay"}``;
 when the turns run out the model answers ``echo: <last user text>``.
@@ -71,6 +71,12 @@ class TestPlugin:
             handle.write(f"shutdown {event.reason}\n")
 
 
+def _thinking(script: dict[str, Any]) -> str | None:
+    """The scripted level; a new session starts with thinking off (the screens were drawn for that), a
+    resumed one keeps its own."""
+    return script.get("thinking", "off" if script.get("session", "new") == "new" else None)
+
+
 def _turn(spec: dict[str, Any]) -> Any:
     blocks: list[Any] = []
     if spec.get("thinking"):
@@ -94,7 +100,7 @@ async def main(path: str) -> int:
         script["cwd"], model=faux.model, plugins=[faux, plugin], session=script.get("session", "new"),
         session_dir=script["session_dir"], agent_dir=script["agent_dir"], mode="tui", ui=create_ui(),
         autoload=False, tools=["read", "bash", "ls", "slow", *script.get("extra_tools", [])],
-        extension_paths=script.get("extensions", []))
+        extension_paths=script.get("extensions", []), thinking_level=_thinking(script))
     return await run_interactive(session, initial_prompt=script.get("initial"))
 
 

@@ -574,10 +574,8 @@ class InteractiveApp:
             return
 
         async def switch() -> None:
-            from pi_core.ai import clamp_thinking_level
-
             await self.session.set_model(model, source="cycle")
-            level = clamp_thinking_level(model, self.session.thinking_level)
+            level = self.session.level_for_model(model)
             if level != self.session.thinking_level:
                 self.session.set_thinking_level(level)
             self.show_hint(f"Model: {model.provider}/{model.id}" +

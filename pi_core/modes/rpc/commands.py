@@ -233,9 +233,7 @@ async def _get_available_thinking_levels(rpc: RpcServer, cmd: dict[str, Any]) ->
 
 
 def _clamp_level(session: AgentSession) -> None:
-    from ...ai.request import clamp_thinking_level
-
-    _apply_level(session, clamp_thinking_level(session.model, session.thinking_level))
+    _apply_level(session, session.level_for_model(session.model))
 
 
 def _apply_level(session: AgentSession, level: str) -> None:
