@@ -188,12 +188,16 @@ def _bound_stream(models: ModelRegistry, config: Settings) -> Callable[..., Any]
     # retries inside one request (off by default; the agent retries whole turns itself)
     retry = RetryPolicy(provider.max_retries, config.retry.base_delay_ms, provider.max_retry_delay_ms) \
         if provider.max_retries > 0 else None
+    # pi: retry.provider.timeoutMs wins over the HTTP idle timeout
+    idle_ms = provider.timeout_ms or config.http_idle_timeout_ms
+    if config.http_proxy:  # pi sets the variables, so tools and the shared httpx client both see them
+        os.environ["HTTP_PROXY"] = os.environ["HTTPS_PROXY"] = config.http_proxy
 
     def bound(model: Any, context: Any, **options: Any) -> Any:
         if retry is not None:
             options.setdefault("retry", retry)
-        if provider.timeout_ms:  # pi: retry.provider.timeoutMs wins over the HTTP idle timeout
-            options.setdefault("read_timeout", provider.timeout_ms / 1000)
+        if idle_ms:
+            options.setdefault("read_timeout", idle_ms / 1000)
         return models.stream(model, context, **options)
 
     return bound

@@ -171,6 +171,11 @@ class Settings(_SettingsModel):
     compaction: CompactionSettings = Field(default_factory=CompactionSettings)
     branch_summary: BranchSummarySettings = Field(default_factory=BranchSummarySettings)
     retry: RetrySettings = Field(default_factory=RetrySettings)
+    #: The longest silence allowed between two chunks of a provider response (pi's default 300000;
+    #: ``0`` keeps the built-in one). ``retry.provider.timeoutMs`` wins when set.
+    http_idle_timeout_ms: int = 300000
+    #: Proxy for provider requests; sets ``HTTP_PROXY``/``HTTPS_PROXY`` for the process (global file only).
+    http_proxy: str | None = None
     shell_path: str | None = None
     shell_command_prefix: str | None = None
     default_tools: list[str] | None = None

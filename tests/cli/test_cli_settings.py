@@ -246,3 +246,45 @@ def test_provider_timeout_ms_ends_a_silent_request(tmp_path: Path) -> None:
         waited = pi(tmp_path, agent, *fake)
     assert cut.returncode == 1 and "time" in cut.stderr.lower(), cut.stderr
     assert (waited.returncode, waited.stdout) == (0, "late\n")
+
+
+def test_http_idle_timeout_ms_ends_a_silent_stream(tmp_path: Path) -> None:
+    from fake_openai import FakeOpenAI, write_agent_dir
+
+    agent = tmp_path / "agent"
+    fake = ("--provider", "fake", "--model", "fake-model", "--no-session", "-p", "hi")
+    with FakeOpenAI([{"text": "late", "delay": 3}, {"text": "late", "delay": 3}]) as server:
+        write_agent_dir(agent, server.base_url, {"retry": {"enabled": False}, "httpIdleTimeoutMs": 300})
+        cut = pi(tmp_path, agent, *fake)
+        write_agent_dir(agent, server.base_url, {"retry": {"enabled": False}, "httpIdleTimeoutMs": 60000})
+        waited = pi(tmp_path, agent, *fake)
+    assert cut.returncode == 1 and "time" in cut.stderr.lower(), cut.stderr
+    assert (waited.returncode, waited.stdout) == (0, "late\n")
+
+
+def test_http_proxy_setting_routes_provider_requests(tmp_path: Path) -> None:
+    import socket
+
+    from fake_openai import FakeOpenAI, write_agent_dir
+
+    with socket.socket() as closed:  # a port nothing listens on: the proxy is refused
+        closed.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{closed.getsockname()[1]}"
+    agent = tmp_path / "agent"
+    fake = ("--provider", "fake", "--model", "fake-model", "--no-session", "-p", "hi")
+    clean = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
+    with FakeOpenAI([{"text": "direct"}]) as server:
+        write_agent_dir(agent, server.base_url, {"retry": {"enabled": False}, "httpProxy": dead})
+        proxied = subprocess_pi(tmp_path, agent, clean, *fake)
+        write_agent_dir(agent, server.base_url, {"retry": {"enabled": False}})
+        direct = subprocess_pi(tmp_path, agent, clean, *fake)
+    assert proxied.returncode == 1 and len(server.requests) == 1, proxied.stderr
+    assert (direct.returncode, direct.stdout) == (0, "direct\n"), direct.stderr
+
+
+def subprocess_pi(cwd: Path, agent: Path, env: dict[str, str], *args: str) -> Any:
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "pi_core", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=60, input="", env={**env, "PI_CODING_AGENT_DIR": str(agent)})
