@@ -134,6 +134,8 @@ class Connection:
         if ready.done():
             return
         message = _describe(exc, self.timeout)
+        if not self._closed:  # the log is where a user looks when a server's tools are missing
+            self.log.write(self.name, "error", f"failed to connect: {message}")
         self._set_state("closed" if self._closed else "failed", _with_tail(message, self._stderr.text()))
         ready.set_exception(ServerCallError(f'MCP server "{self.name}" failed to connect: {self.error}'))
 

@@ -27,7 +27,7 @@ def write_mcp(agent: Path, servers: dict[str, Any], **top: Any) -> Path:
     return path
 
 
-def run_pi(cwd: Path, agent: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 90,
+def run_pi(cwd: Path, agent: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 180,
            stdin: str = "") -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "pi_core", *args], cwd=cwd, capture_output=True, text=True,
                           timeout=timeout, input=stdin,

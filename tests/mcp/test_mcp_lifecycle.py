@@ -56,12 +56,11 @@ def test_a_hanging_server_times_out_and_does_not_hold_up_the_run(ws: Path, tmp_p
     turns = [{"tool_calls": [{"id": "c1", "name": "mcp__demo__echo", "arguments": {"text": "x"}}]}, {"text": "ok"}]
     with FakeOpenAI(turns) as server:
         write_agent_dir(agent, server.base_url)
-        started = time.monotonic()
         result = run_pi(ws, agent, *model_args(), "-p", "go")
-        elapsed = time.monotonic() - started
     assert result.returncode == 0, result.stderr
     assert tool_results(server.requests[1])[0]["content"] == "echo:x"
-    assert elapsed < 20  # the 1 s connect limit, not the 10 s start-up wait or the 60 s default
+    # the server's own 1 s connect limit ended the wait, not the 10 s start-up wait or the 60 s default
+    assert "[stuck] error failed to connect: no answer to initialize within 1 s" in (agent / "mcp.log").read_text()
     names = [t["function"]["name"] for t in server.requests[0]["body"]["tools"]]
     assert not [n for n in names if n.startswith("mcp__stuck__")]
 
@@ -123,7 +122,7 @@ def test_every_server_process_is_gone_after_pi_exits(ws: Path, tmp_path: Path) -
     groups = [os.getpgid(pid) for pid in server_pids(agent / "mcp.log") if _exists(pid)]
     pids = server_pids(agent / "mcp.log")
     assert pids
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline and any(_exists(pid) for pid in pids):
         time.sleep(0.1)
     assert not any(_exists(pid) for pid in pids) and not any(group_alive(g) for g in groups)
@@ -138,7 +137,7 @@ def test_no_orphans_after_kill_9_of_pi(ws: Path, tmp_path: Path) -> None:
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                               env={**os.environ, "PI_CODING_AGENT_DIR": str(agent)})
         try:
-            deadline = time.monotonic() + 30
+            deadline = time.monotonic() + 60
             while time.monotonic() < deadline and not server_pids(agent / "mcp.log"):
                 time.sleep(0.1)
             pid = server_pids(agent / "mcp.log")[0]
@@ -148,7 +147,7 @@ def test_no_orphans_after_kill_9_of_pi(ws: Path, tmp_path: Path) -> None:
             assert len(members) >= 3  # guard, server, the server's stubborn child
             os.kill(pi.pid, signal.SIGKILL)
             pi.wait(timeout=10)
-            deadline = time.monotonic() + 15
+            deadline = time.monotonic() + 60
             while time.monotonic() < deadline and group_alive(pgid):
                 time.sleep(0.1)
             assert not group_alive(pgid), _group_members(pgid)
