@@ -196,7 +196,7 @@ def test_prompt_while_running_is_refused() -> None:
 
 
 def test_abort_mid_stream() -> None:
-    agent, events = agent_for(Script([text("partial")], delay=5), [])
+    agent, events = agent_for(Script([text("partial")], delay=300), [])
 
     async def scenario() -> float:
         task = asyncio.create_task(agent.prompt([UserMessage(content="go")]))
@@ -207,7 +207,7 @@ def test_abort_mid_stream() -> None:
         return time.monotonic() - start
 
     elapsed = run(scenario())
-    assert elapsed < 1.0
+    assert elapsed < 60  # not the 300 s the stream would take
     assert agent.messages[-1].stop_reason == "aborted" and agent.last_run_aborted
     assert kinds(events)[-3:] == ["message_end:assistant", "turn_end", "agent_end"]
 

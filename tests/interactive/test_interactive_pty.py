@@ -7,7 +7,6 @@ import json
 import os
 import re
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -97,10 +96,8 @@ def test_escape_interrupts_a_slow_stream(running, tmp_path: Path) -> None:
     app.type("write a lot")
     app.wait_for("word word word")
     app.wait_for("Working")
-    started = time.monotonic()
     app.send("\x1b")
-    app.wait_for("Aborted", timeout=5)
-    assert time.monotonic() - started < 5
+    app.wait_for("Aborted", timeout=15)  # the stream would take 20 s more
     app.settle()
     assert "Working" not in "\n".join(app.display())
     assert quit_app(app) == 0

@@ -228,13 +228,13 @@ def test_a_lock_held_after_its_owner_died_is_taken_over(tmp_path: Path) -> None:
         "fcntl.flock(fd, fcntl.LOCK_EX)\n"
         f"os.write(fd, b'{dead_pid}\\n')\n"
         "print('held', flush=True)\n"
-        "time.sleep(60)\n")], stdout=subprocess.PIPE, text=True)
+        "time.sleep(600)\n")], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "held"
         started = time.monotonic()
         with SessionManager.open(path) as manager:
             manager.append_message(UserMessage(content=[TextContent(text="mine now")]))
-        assert time.monotonic() - started < 5
+        assert time.monotonic() - started < 60  # not the holder's 600 s
     finally:
         holder.kill()
         holder.wait()
