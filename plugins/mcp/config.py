@@ -164,6 +164,41 @@ def _check_http(entry: dict[str, Any]) -> str | None:
         return "headers must map names to strings"
     if "oauth" in entry and not isinstance(entry["oauth"], dict):
         return "oauth must be an object"
+    return _check_oauth(entry.get("oauth") or {})
+
+
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]", "::1")
+
+
+def _check_oauth(oauth: dict[str, Any]) -> str | None:
+    """pi's rules for the ``oauth`` keys."""
+    from urllib.parse import urlsplit
+
+    for key in ("clientId", "clientSecret", "callbackUrl", "scope", "clientName", "authServerMetadataUrl"):
+        if key in oauth and not isinstance(oauth[key], str):
+            return f"oauth.{key} must be a string"
+    port = oauth.get("callbackPort")
+    if "callbackPort" in oauth and (isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536):
+        return "oauth.callbackPort must be a port number"
+    mode = oauth.get("clientRegistration", "auto")
+    if mode not in ("auto", "cimd", "dcr"):
+        return 'oauth.clientRegistration must be "auto", "cimd", or "dcr"'
+    callback = oauth.get("callbackUrl")
+    if callback is not None:
+        parts = urlsplit(callback)
+        if parts.scheme != "http" or parts.hostname not in LOOPBACK_HOSTS:
+            return "oauth.callbackUrl must use http on localhost, 127.0.0.1, or [::1]"
+    if mode == "cimd":
+        if "clientId" in oauth or "clientName" in oauth:
+            return 'oauth.clientRegistration "cimd" cannot be combined with oauth.clientId or oauth.clientName'
+        if callback is not None and (urlsplit(callback).hostname not in ("localhost", "127.0.0.1")
+                                     or urlsplit(callback).path != "/callback"):
+            return 'oauth.clientRegistration "cimd" requires oauth.callbackUrl on localhost or 127.0.0.1 with path /callback'
+    metadata = oauth.get("authServerMetadataUrl")
+    if metadata is not None:
+        parts = urlsplit(metadata)
+        if not (parts.scheme == "https" or parts.scheme == "http" and parts.hostname in LOOPBACK_HOSTS):
+            return "oauth.authServerMetadataUrl must use https (http only on localhost, 127.0.0.1, or [::1])"
     return None
 
 

@@ -46,8 +46,11 @@ class Connection:
     ``failed``, ``disconnected``, ``needs-auth`` or ``closed``."""
 
     def __init__(self, entry: ServerEntry, cwd: Path, log: ServerLog, *, on_change: OnChange,
-                 on_tools: OnChange) -> None:
+                 on_tools: OnChange, auth_dir: Path | None = None) -> None:
         self.entry = entry
+        self.auth_dir = auth_dir
+        """Where ``mcp-auth.json`` is (the agent dir)."""
+        self._auth: Any = None
         self.cwd = Path(cwd)
         self.log = log
         self.on_change = on_change
@@ -127,15 +130,33 @@ class Connection:
             if self._opening is ready:
                 self._opening = None
             if self.state == "connected":
-                self._set_state("closed" if self._closed else "disconnected",
-                                None if self._closed else _with_tail("Connection closed", self._stderr.text()))
+                sign_in = None if self._closed else self.needs_sign_in()
+                if sign_in:
+                    self._set_state("needs-auth", sign_in)
+                else:
+                    self._set_state("closed" if self._closed else "disconnected",
+                                    None if self._closed else _with_tail("Connection closed", self._stderr.text()))
+
+    def needs_sign_in(self) -> str | None:
+        """Why the server needs OAuth sign-in, when its last request found that out."""
+        reason = self._auth.needs_sign_in if self._auth is not None else None
+        if reason is None:
+            return None
+        from .oauth import SIGN_IN_HINT
+
+        return f"needs sign-in ({reason}): {SIGN_IN_HINT.format(name=self.name)}"
 
     def _failed(self, ready: asyncio.Future[ClientSession], exc: BaseException) -> None:
         if ready.done():
             return
-        message = _describe(exc, self.timeout)
+        sign_in = self.needs_sign_in()
+        message = sign_in or _describe(exc, self.timeout)
         if not self._closed:  # the log is where a user looks when a server's tools are missing
             self.log.write(self.name, "error", f"failed to connect: {message}")
+        if sign_in and not self._closed:
+            self._set_state("needs-auth", sign_in)
+            ready.set_exception(ServerCallError(f'MCP server "{self.name}" {sign_in}'))
+            return
         self._set_state("closed" if self._closed else "failed", _with_tail(message, self._stderr.text()))
         ready.set_exception(ServerCallError(f'MCP server "{self.name}" failed to connect: {self.error}'))
 
@@ -150,8 +171,19 @@ class Connection:
         except ConfigValueError as exc:
             raise ServerCallError(str(exc)) from exc
         if self.entry.is_http:
+            from .oauth import oauth_applies
+
+            self._auth = None
+            if oauth_applies(self.entry):
+                from pi_core import agent_dir
+
+                from .auth_store import AuthStore
+                from .oauth import connection_auth
+
+                self._auth = connection_auth(self.entry, AuthStore(self.auth_dir or agent_dir()))
             http = await stack.enter_async_context(httpx.AsyncClient(
-                headers=headers, follow_redirects=True, timeout=httpx.Timeout(self.timeout, read=300)))
+                headers=headers, auth=self._auth, follow_redirects=True,
+                timeout=httpx.Timeout(self.timeout, read=300)))
             read, write, _ = await stack.enter_async_context(streamable_http_client(config["url"], http_client=http))
             return read, write
         command = [expand_home(config["command"]), *(expand_home(a) for a in config.get("args", []))]
@@ -221,6 +253,9 @@ class Connection:
                     return call.result()
                 if gone in done:
                     call.cancel()
+                    sign_in = self.needs_sign_in()
+                    if sign_in:
+                        raise ServerCallError(f'MCP server "{self.name}" {sign_in}')
                     await self._last_words()
                     raise ServerCallError(f'MCP server "{self.name}" closed the connection during {what}'
                                           f"{_tail_suffix(self._stderr.text())}")
@@ -232,6 +267,9 @@ class Connection:
             call.cancel()
             raise
         except McpError as exc:
+            sign_in = self.needs_sign_in()
+            if sign_in:
+                raise ServerCallError(f'MCP server "{self.name}" {sign_in}') from exc
             if exc.error.code == CONNECTION_CLOSED:
                 await self._last_words()
                 raise ServerCallError(f'MCP server "{self.name}" closed the connection during {what}'

@@ -151,7 +151,8 @@ class McpManager:
             return
         if server.connection is None:
             server.connection = self._module.Connection(server.entry, self.cwd, self.log,
-                                                        on_change=lambda c: None, on_tools=self._on_tools)
+                                                        on_change=lambda c: None, on_tools=self._on_tools,
+                                                        auth_dir=self.log.path.parent)
         try:
             await server.connection.client()
         except Exception:  # noqa: BLE001 - the state says why
