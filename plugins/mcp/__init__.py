@@ -56,7 +56,7 @@ def register_cli_commands(register: Any) -> None:
 
 @hookimpl
 def register_commands(register: Any) -> None:
-    register(Command("mcp", _mcp_command, "MCP servers: status, reconnect, enable, disable, exposure"))
+    register(Command("mcp", _mcp_command, "MCP servers: status, reconnect, enable, disable, exposure, login, logout"))
 
 
 @hookimpl
@@ -125,6 +125,7 @@ async def before_agent_start(event: Any, ctx: Any) -> None:
         # a change event from a session_start handler may still be queued: take the current list now, so the
         # first request waits for those servers too (applying the same list again later changes nothing)
         await manager.set_registered(registered)
+    await manager.retry_signed_in()
     await manager.wait_for_direct()
     section = servers_section(manager)
     if section:

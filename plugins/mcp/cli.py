@@ -8,6 +8,7 @@ server did not connect.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sys
 from collections.abc import Callable
@@ -412,7 +413,13 @@ async def _read_line() -> str | None:
             line: str | None = sys.stdin.readline()
         except (OSError, ValueError):
             line = None
-        loop.call_soon_threadsafe(lambda: future.done() or future.set_result(line))
+
+        def settle() -> None:
+            if not future.done():
+                future.set_result(line)
+
+        with contextlib.suppress(RuntimeError):  # the sign-in ended and its loop closed meanwhile
+            loop.call_soon_threadsafe(settle)
 
     threading.Thread(target=read, daemon=True, name="pi-mcp-paste").start()
     return await future

@@ -9,6 +9,8 @@ actions are words, for modes without dialogs and for scripts::
     /mcp reconnect <server>
     /mcp enable|disable <server> [--project]
     /mcp exposure <server> <codemode|deferred|direct|hidden>
+    /mcp login <server>           OAuth sign-in (browser, or the pasted redirect URL)
+    /mcp logout <server>          delete the server's stored OAuth credentials
 
 Changes are saved to the ``mcp.json`` that defines the server (a project override stays in the
 project's file; ``--project`` / "in this project" writes an override there); a plugin's server
@@ -28,7 +30,8 @@ EXPOSURE_TEXT = {
     "hidden": "unreachable",
 }
 USAGE = ("Usage: /mcp [status | tools <server> | reconnect <server> | enable <server> [--project] | "
-         "disable <server> [--project] | exposure <server> <codemode|deferred|direct|hidden>]")
+         "disable <server> [--project] | exposure <server> <codemode|deferred|direct|hidden> | "
+         "login <server> | logout <server>]")
 
 
 async def run(args: str, ctx: Any, manager: Any) -> None:
@@ -44,7 +47,7 @@ async def run(args: str, ctx: Any, manager: Any) -> None:
         await _status(ctx, manager)
         return
     server = manager.find(rest[0]) if rest else None
-    if action not in ("tools", "reconnect", "enable", "disable", "exposure") or not rest:
+    if action not in ("tools", "reconnect", "enable", "disable", "exposure", "login", "logout") or not rest:
         await ctx.ui.notify(USAGE, "warning")
         return
     if server is None:
@@ -53,6 +56,9 @@ async def run(args: str, ctx: Any, manager: Any) -> None:
         return
     if action == "tools" and len(rest) == 1:
         await ctx.ui.notify(_tools_text(manager, server), "info")
+    elif action in ("login", "logout") and len(rest) == 1:
+        ok, message = await (manager.sign_in(server, ctx) if action == "login" else manager.sign_out(server))
+        await ctx.ui.notify(message, "info" if ok else "error")
     elif action == "reconnect" and len(rest) == 1:
         await _report(ctx, server, await manager.reconnect(server), "reconnected")
     elif action in ("enable", "disable") and rest[1:] in ([], ["--project"]):
@@ -131,8 +137,12 @@ async def _server_menu(ctx: Any, manager: Any, server: Any) -> None:
             state = server.state()
             if state == "connected":
                 actions[f"Tools ({len(server.connection.tools)})"] = None
+            if state == "needs-auth":
+                actions["Sign in"] = "login"
             if state in ("connected", "failed", "disconnected", "needs-auth"):
                 actions["Reconnect"] = lambda: manager.reconnect(server)
+            if manager.has_credentials(server):
+                actions["Sign out"] = "logout"
             actions[f"Exposure: {server.entry.exposure}"] = "exposure"
             actions[f"Disable ({where})"] = lambda: manager.set_enabled(server, False)
             if in_project:
@@ -146,6 +156,9 @@ async def _server_menu(ctx: Any, manager: Any, server: Any) -> None:
         action = actions[choice]
         if action is None:
             await ctx.ui.notify(_tools_text(manager, server), "info")
+        elif action in ("login", "logout"):
+            ok, message = await (manager.sign_in(server, ctx) if action == "login" else manager.sign_out(server))
+            await ctx.ui.notify(message, "info" if ok else "error")
         elif action == "exposure":
             options = {f"{'✓ ' if e == server.entry.exposure else '  '}{e} — {EXPOSURE_TEXT[e]}": e for e in EXPOSURES}
             picked = await ctx.ui.select(f"Exposure of {server.name} ({where})", list(options))

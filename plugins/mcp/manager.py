@@ -54,6 +54,8 @@ class Server:
         self.ready: asyncio.Future[None] | None = None
         self.tools: dict[str, str] = {}
         """pi tool name -> the server's tool name, for the tools it offers now."""
+        self.tried_tokens: Any = None
+        """The stored OAuth tokens a connection that needed sign-in was last retried with."""
 
     @property
     def name(self) -> str:
@@ -322,6 +324,97 @@ class McpManager:
         self.sync_resource_tools()
         self.ensure_reachable()
         return None
+
+    # -- OAuth sign-in ---------------------------------------------------------------------------
+
+    def auth_store(self) -> Any:
+        from .auth_store import AuthStore
+
+        return AuthStore(self.log.path.parent)
+
+    @staticmethod
+    def uses_oauth(server: Server) -> bool:
+        headers = server.entry.config.get("headers") or {}
+        return server.entry.is_http and not any(k.lower() == "authorization" for k in headers)
+
+    def has_credentials(self, server: Server) -> bool:
+        if not self.uses_oauth(server):
+            return False
+        try:
+            return self.auth_store().load(server.name, server.entry.config["url"]) is not None
+        except (OSError, ValueError):
+            return False
+
+    async def sign_in(self, server: Server, ctx: Any) -> tuple[bool, str]:
+        """``/mcp login``: the browser flow (the URL is shown, and opened with ``$BROWSER``), or the redirected
+        URL pasted into a dialog; then the server connects again with the new credentials."""
+        name = server.name
+        if not server.entry.enabled:
+            return False, f'MCP server "{name}" is disabled.'
+        if not self.uses_oauth(server):
+            return False, (f'MCP server "{name}" is a stdio server or sends an Authorization header: OAuth sign-in '
+                           "applies only to HTTP servers without one.")
+        await self._load()
+        from pi_core import AbortController
+
+        from .oauth import SignInError, open_browser, sign_in
+
+        async def show(url: str) -> None:
+            open_browser(url)
+            await self._notify(f'Sign in to MCP server "{name}" in your browser:\n{url}')
+
+        async def paste() -> str | None:
+            controller = AbortController()
+            try:
+                answer = await ctx.ui.input("If the browser cannot reach this machine, paste the URL it was "
+                                            "redirected to", "http://127.0.0.1:…/callback?code=…",
+                                            signal=controller.signal)
+            except asyncio.CancelledError:
+                controller.abort()
+                raise
+            return answer
+
+        try:
+            await sign_in(server.entry, self.auth_store(), show_url=show, paste=paste if ctx.has_ui else None)
+        except SignInError as exc:
+            return False, f'Sign-in to MCP server "{name}" failed: {exc}'
+        failed = await self.reconnect(server)
+        if failed:
+            return False, f"Signed in, but {name}: {failed}"
+        return True, f'Signed in to MCP server "{name}" · {server.describe()}'
+
+    async def sign_out(self, server: Server) -> tuple[bool, str]:
+        """``/mcp logout``: delete the stored credentials; the connection then needs sign-in again."""
+        if not self.uses_oauth(server):
+            return False, f'MCP server "{server.name}" does not use OAuth.'
+        try:
+            removed = self.auth_store().remove(server.name, server.entry.config["url"])
+        except (OSError, ValueError) as exc:
+            return False, f"Could not update mcp-auth.json: {exc}"
+        if not removed:
+            return True, f'No stored credentials for MCP server "{server.name}".'
+        if server.entry.enabled and server.connection is not None:
+            await self.reconnect(server)
+        return True, f'Signed out of MCP server "{server.name}" · {server.describe()}'
+
+    async def retry_signed_in(self) -> None:
+        """Before a turn: a server that needed sign-in connects again once its stored tokens changed (a
+        sign-in by ``pi mcp login`` or another pi), so this turn's request can declare its tools."""
+        waiting = [s for s in self.servers if s.state() == "needs-auth"]
+        if not waiting:
+            return
+        store = self.auth_store()
+        todo = []
+        for server in waiting:
+            try:
+                tokens = store.tokens(server.name, server.entry.config["url"])
+            except (OSError, ValueError):
+                continue
+            if tokens and tokens != server.tried_tokens:
+                server.tried_tokens = tokens
+                todo.append(server)
+        if todo:
+            await asyncio.gather(*(self.reconnect(s) for s in todo))
 
     # -- tools ---------------------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ import base64
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
@@ -44,6 +45,9 @@ CLIENT_NAME = "pi"
 CALLBACK_HOST = "127.0.0.1"
 CALLBACK_PATH = "/callback"
 REGISTRATION_MODES = ("auto", "dcr", "cimd")
+# The SDK logs failed refreshes and flows; without a handler Python would print them to stderr, into the
+# terminal UI. What matters reaches the user as the server's state and mcp.log.
+logging.getLogger("mcp").addHandler(logging.NullHandler())
 SIGN_IN_HINT = 'run "/mcp login {name}" or "pi mcp login {name}"'
 
 
@@ -156,8 +160,8 @@ class StoreStorage:
         record = tokens.model_dump(mode="json", exclude_none=True)
 
         def put(state: dict[str, Any]) -> None:
-            old = state.get("tokens") if isinstance(state.get("tokens"), dict) else {}
-            if "refresh_token" not in record and old.get("refresh_token"):
+            old = state.get("tokens")
+            if "refresh_token" not in record and isinstance(old, dict) and old.get("refresh_token"):
                 record["refresh_token"] = old["refresh_token"]  # a refresh that returns none keeps the old one
             state["tokens"] = record
             if tokens.expires_in is None:
@@ -554,12 +558,10 @@ async def sign_in(entry: ServerEntry, store: AuthStore, *, show_url: ShowUrl, pa
                     break
                 assert pasted is not None
                 answer = pasted.result()
-                waiters.discard(pasted)
-                if answer and answer.strip():
-                    url = answer
-                    break
-                if not waiters - {pasted}:
+                if not answer or not answer.strip():  # the paste dialog was cancelled (or stdin ended)
                     raise SignInError("Sign-in cancelled.")
+                url = answer
+                break
         finally:
             if pasted is not None and not pasted.done():
                 pasted.cancel()

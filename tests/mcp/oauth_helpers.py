@@ -38,8 +38,9 @@ class OAuthServer:
         log = httpx.get(f"{self.base}/test/log", timeout=30).json()
         return [e for e in log if kind is None or e["event"] == kind]
 
-    def revoke_access_tokens(self) -> None:
-        httpx.post(f"{self.base}/test/revoke", timeout=30).raise_for_status()
+    def revoke_access_tokens(self, refresh_tokens: bool = False) -> None:
+        httpx.post(f"{self.base}/test/revoke", params={"refresh": "1"} if refresh_tokens else {},
+                   timeout=30).raise_for_status()
 
     def __enter__(self) -> OAuthServer:
         deadline = time.monotonic() + 60

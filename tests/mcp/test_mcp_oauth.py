@@ -9,6 +9,7 @@ loopback callback.
 from __future__ import annotations
 
 import json
+import os
 import stat
 from pathlib import Path
 
@@ -237,3 +238,47 @@ def test_no_token_reaches_a_file_pi_wrote_other_than_mcp_auth_json(ws: Path, tmp
         for stream in (result.stdout, result.stderr, signed.stdout, signed.stderr):
             assert not any(s in stream for s in secrets)
         assert not any(s in json.dumps([r["body"] for r in model.requests]) for s in secrets)
+
+
+def test_the_redirected_url_pasted_into_the_terminal_when_the_browser_is_elsewhere(ws: Path, tmp_path: Path) -> None:
+    import pty
+    import subprocess
+    import sys
+    import threading
+
+    from oauth_helpers import BROWSER
+
+    agent = tmp_path / "agent"
+    with OAuthServer() as server:
+        write_mcp(agent, {"guard": {"url": server.url, "exposure": "direct"}})
+        controller, terminal = pty.openpty()  # stdin is a terminal: pi offers the paste prompt
+        env = {k: v for k, v in os.environ.items() if k != "BROWSER"}
+        process = subprocess.Popen([sys.executable, "-m", "pi_core", "mcp", "login", "guard"], cwd=ws, stdin=terminal,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   env={**env, "PI_CODING_AGENT_DIR": str(agent)})
+        os.close(terminal)
+        lines: list[str] = []
+        found = threading.Event()
+
+        def read() -> None:
+            assert process.stdout is not None
+            for line in process.stdout:
+                lines.append(line)
+                if line.startswith(server.base + "/authorize?"):
+                    found.set()
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        assert found.wait(120), "".join(lines)
+        authorize = next(line.strip() for line in lines if line.startswith(server.base + "/authorize?"))
+        # the browser on "another machine": it is approved and redirected, but never reaches pi's loopback
+        redirected = subprocess.run([sys.executable, str(BROWSER), "--print-redirect", authorize],
+                                    capture_output=True, text=True, timeout=60).stdout.strip()
+        assert redirected.startswith("http://127.0.0.1:") and "code=" in redirected
+        os.write(controller, (redirected + "\n").encode())
+        assert process.wait(timeout=120) == 0, process.stderr.read() if process.stderr else ""
+        reader.join(10)
+        os.close(controller)
+    assert 'Signed in to MCP server "guard" (1 tool).' in "".join(lines)
+    assert "paste the URL it was redirected to" in (process.stderr.read() if process.stderr else "")
+    assert state_of(agent, "guard", server.url)["tokens"]["access_token"].startswith("at-")

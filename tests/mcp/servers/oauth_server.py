@@ -7,7 +7,7 @@ server (``/authorize``, ``/token``, ``/register``, its metadata) backed by the i
 which approves every authorization at once (the test plays the browser by following the redirect).
 ``--cimd`` advertises Client ID Metadata Documents and accepts URL client IDs without fetching them
 (no network in tests); ``--iss`` advertises and sends the RFC 9207 ``iss`` parameter. Test routes:
-``POST /test/revoke`` drops every access token (refresh tokens stay), ``GET /test/log`` lists what
+``POST /test/revoke`` drops every access token (refresh tokens stay, unless ``?refresh=1``), ``GET /test/log`` lists what
 happened (registrations, grants, refreshes) as JSON.
 """
 
@@ -158,6 +158,8 @@ def main() -> None:
 
     async def revoke(request: Request) -> JSONResponse:
         provider.access.clear()
+        if request.query_params.get("refresh"):
+            provider.refresh.clear()
         return JSONResponse({"ok": True})
 
     async def log(request: Request) -> JSONResponse:
