@@ -256,7 +256,8 @@ class PiOAuthProvider(OAuthClientProvider):
         self.failure: BaseException | None = None
         self.iss_supported = False
         self.refreshed = False
-        self._configured_metadata: OAuthMetadata | None = None
+        self.configured_issuer: str | None = None
+        """The issuer of ``authServerMetadataUrl``'s document, trusted instead of the advertised server."""
 
     async def _initialize(self) -> None:
         """Load the stored state (again: another process may have signed in or refreshed)."""
@@ -389,19 +390,14 @@ class PiOAuthProvider(OAuthClientProvider):
             metadata = OAuthMetadata.model_validate(raw)
         except ValueError:
             return
-        if self.settings.auth_server_metadata_url:
-            self.context.auth_server_url = str(metadata.issuer)  # trusted as configured
         self.iss_supported = raw.get("authorization_response_iss_parameter_supported") is True
         self._choose_client(raw)
 
     def _expected_issuer(self) -> str:
-        if self.settings.auth_server_metadata_url and self.context.auth_server_url:
-            return self.context.auth_server_url
-        return super()._expected_issuer()
+        return self.configured_issuer or super()._expected_issuer()
 
     def _select_authorization_server(self, advertised: list[str]) -> str:
-        return self.context.auth_server_url if self.settings.auth_server_metadata_url and \
-            self.context.auth_server_url else super()._select_authorization_server(advertised)
+        return self.configured_issuer or super()._select_authorization_server(advertised)
 
     def _choose_client(self, metadata: dict[str, Any]) -> None:
         """pi's documents when the server supports them for public clients: ``client.json`` when it sends
@@ -574,6 +570,8 @@ async def sign_in(entry: ServerEntry, store: AuthStore, *, show_url: ShowUrl, pa
     provider = PiOAuthProvider(storage, settings, interactive=True, redirect_url=settings.redirect_url(loopback.port),
                                redirect_handler=redirect, callback_handler=callback, timeout=timeout)
     try:
+        if settings.auth_server_metadata_url:
+            provider.configured_issuer = await _configured_issuer(settings.auth_server_metadata_url)
         headers = resolve_map(entry.config.get("headers"), f'MCP server "{entry.name}" header')
         with anyio.fail_after(timeout):
             async with httpx.AsyncClient(headers=headers, auth=provider, timeout=httpx.Timeout(30, read=60)) as http:
@@ -598,6 +596,17 @@ async def sign_in(entry: ServerEntry, store: AuthStore, *, show_url: ShowUrl, pa
     if not isinstance(tokens, dict):
         return f'"{entry.name}" does not need sign-in: it accepted the connection without credentials.'
     return f'Signed in to MCP server "{entry.name}".'
+
+
+async def _configured_issuer(url: str) -> str:
+    """The issuer named by the configured authorization server metadata document."""
+    try:
+        async with httpx.AsyncClient(timeout=30) as http:
+            answer = await http.get(url, headers={"Accept": "application/json"})
+            answer.raise_for_status()
+            return str(OAuthMetadata.model_validate_json(answer.content).issuer)
+    except (httpx.HTTPError, ValueError) as exc:
+        raise SignInError(f"Could not read oauth.authServerMetadataUrl {url}: {_describe(exc)}") from exc
 
 
 def _registered_port(storage: StoreStorage, settings: OAuthSettings) -> int:

@@ -282,3 +282,27 @@ def test_the_redirected_url_pasted_into_the_terminal_when_the_browser_is_elsewhe
     assert 'Signed in to MCP server "guard" (1 tool).' in "".join(lines)
     assert "paste the URL it was redirected to" in (process.stderr.read() if process.stderr else "")
     assert state_of(agent, "guard", server.url)["tokens"]["access_token"].startswith("at-")
+
+
+def test_auth_server_metadata_url_replaces_a_wrongly_advertised_authorization_server(ws: Path, tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    with OAuthServer("--advertise-as", "http://127.0.0.1:9/") as server:  # nothing listens there
+        write_mcp(agent, {"guard": {"url": server.url, "exposure": "direct"}})
+        wrong = login(ws, agent, "guard")
+        assert wrong.returncode == 1
+        write_mcp(agent, {"guard": {"url": server.url, "exposure": "direct", "oauth": {
+            "authServerMetadataUrl": server.base + "/.well-known/oauth-authorization-server"}}})
+        signed = login(ws, agent, "guard")
+        assert signed.returncode == 0, signed.stderr
+        assert 'Signed in to MCP server "guard" (1 tool).' in signed.stdout
+        state = state_of(agent, "guard", server.url)
+        assert state["discovery"]["authorizationServerMetadata"]["issuer"] == server.base + "/"
+        result, model = call_whoami(ws, agent)
+        assert tool_results(model.requests[1])[0]["content"].startswith("signed in as ")
+        bad = run_pi(ws, agent, "mcp", "add", "x", "--url", server.url)
+        assert bad.returncode == 0
+        config = json.loads((agent / "mcp.json").read_text())
+        config["mcpServers"]["x"]["oauth"] = {"authServerMetadataUrl": "http://example.com/meta"}
+        (agent / "mcp.json").write_text(json.dumps(config))
+        listed = run_pi(ws, agent, "mcp", "list")
+        assert "authServerMetadataUrl must use https" in listed.stdout

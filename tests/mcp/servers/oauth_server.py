@@ -6,7 +6,8 @@ FastMCP serves ``/mcp`` (bearer token required), the protected resource metadata
 server (``/authorize``, ``/token``, ``/register``, its metadata) backed by the in-memory provider below,
 which approves every authorization at once (the test plays the browser by following the redirect).
 ``--cimd`` advertises Client ID Metadata Documents and accepts URL client IDs without fetching them
-(no network in tests); ``--iss`` advertises and sends the RFC 9207 ``iss`` parameter. Test routes:
+(no network in tests); ``--iss`` advertises and sends the RFC 9207 ``iss`` parameter; ``--advertise-as URL``
+names another authorization server in the protected resource metadata (a misconfigured server). Test routes:
 ``POST /test/revoke`` drops every access token (refresh tokens stay, unless ``?refresh=1``), ``GET /test/log`` lists what
 happened (registrations, grants, refreshes) as JSON.
 """
@@ -122,6 +123,7 @@ def main() -> None:
     parser.add_argument("--client", action="append", default=[], help="ID:SECRET of a pre-registered client")
     parser.add_argument("--cimd", action="store_true")
     parser.add_argument("--iss", action="store_true")
+    parser.add_argument("--advertise-as", help="authorization server named in the protected resource metadata")
     args = parser.parse_args()
     issuer = f"http://127.0.0.1:{args.port}"
     provider = Provider(issuer, args.expires_in, args.cimd, args.iss)
@@ -165,6 +167,12 @@ def main() -> None:
     async def log(request: Request) -> JSONResponse:
         return JSONResponse(provider.log)
 
+    async def resource_metadata(request: Request) -> JSONResponse:
+        return JSONResponse({"resource": f"{issuer}/mcp", "authorization_servers": [args.advertise_as],
+                             "bearer_methods_supported": ["header"]})
+
+    if args.advertise_as:  # a server that names the wrong authorization server
+        app.router.routes.insert(0, Route("/.well-known/oauth-protected-resource/mcp", resource_metadata))
     app.router.routes[0:0] = [Route("/.well-known/oauth-authorization-server", as_metadata, methods=["GET"]),
                               Route("/test/revoke", revoke, methods=["POST"]), Route("/test/log", log, methods=["GET"])]
     uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
