@@ -29,7 +29,7 @@ import anyio
 import httpx
 from mcp import ClientSession, types
 from mcp.client.auth import OAuthClientProvider, OAuthFlowError
-from mcp.client.auth.utils import extract_field_from_www_auth
+from mcp.client.auth.utils import create_client_registration_request, extract_field_from_www_auth
 from mcp.client.streamable_http import MCP_PROTOCOL_VERSION, streamable_http_client
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthMetadata, OAuthToken, \
     ProtectedResourceMetadata
@@ -372,7 +372,21 @@ class PiOAuthProvider(OAuthClientProvider):
         finally:
             await inner.aclose()
 
+    def _merge_scope(self) -> None:
+        """The configured ``scope`` first, then what the server asks for (the SDK keeps only the latter)."""
+        if self.settings.scope:
+            words = self.settings.scope.split()
+            words += [w for w in (self.context.client_metadata.scope or "").split() if w not in words]
+            self.context.client_metadata.scope = " ".join(words)
+
     def _substitute(self, outgoing: httpx.Request) -> httpx.Request:
+        metadata = self.context.oauth_metadata
+        endpoint = str(metadata.registration_endpoint) if metadata and metadata.registration_endpoint else None
+        if self.settings.scope and outgoing.method == "POST" and (
+                str(outgoing.url) == endpoint or endpoint is None and outgoing.url.path == "/register"):
+            self._merge_scope()  # register with the configured scope too
+            return create_client_registration_request(
+                metadata, self.context.client_metadata, self.context.get_authorization_base_url(self.context.server_url))
         configured = self.settings.auth_server_metadata_url
         if configured and outgoing.method == "GET" and "/.well-known/" in outgoing.url.path and \
                 ("oauth-authorization-server" in outgoing.url.path or "openid-configuration" in outgoing.url.path):
@@ -420,6 +434,10 @@ class PiOAuthProvider(OAuthClientProvider):
         self.redirect_url = urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/") + f"/{ident}", "", ""))
         self.context.client_metadata.redirect_uris = [self.redirect_url]  # type: ignore[list-item]
         self.context.client_metadata_url = f"{CIMD_BASE}/{ident}/client.json"
+
+    async def _perform_authorization_code_grant(self) -> tuple[str, str]:
+        self._merge_scope()
+        return await super()._perform_authorization_code_grant()
 
     async def _handle_token_response(self, response: httpx.Response) -> None:
         await super()._handle_token_response(response)

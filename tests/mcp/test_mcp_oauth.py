@@ -201,6 +201,14 @@ def test_client_registration_dcr_registers_even_where_documents_are_supported(ws
         assert login(ws, agent, "guard").returncode == 0
         (registered,) = server.events("register")
         assert registered["client_name"] == "Claude Code"
+        assert server.events("authorize")[0]["scopes"] == []
+        # a configured scope is requested (the server advertises none)
+        config = json.loads((agent / "mcp.json").read_text())
+        config["mcpServers"]["guard"]["oauth"]["scope"] = "read write"
+        (agent / "mcp.json").write_text(json.dumps(config))
+        assert run_pi(ws, agent, "mcp", "logout", "guard").returncode == 0
+        assert login(ws, agent, "guard").returncode == 0
+        assert server.events("authorize")[-1]["scopes"] == ["read", "write"]
 
 
 def test_client_registration_cimd_fails_where_documents_are_not_supported(ws: Path, tmp_path: Path) -> None:

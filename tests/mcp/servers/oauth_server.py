@@ -72,7 +72,8 @@ class Provider:
             code=code, scopes=params.scopes or [], expires_at=time.time() + 300, client_id=str(client.client_id),
             code_challenge=params.code_challenge, redirect_uri=params.redirect_uri,
             redirect_uri_provided_explicitly=params.redirect_uri_provided_explicitly, resource=params.resource)
-        self.log.append({"event": "authorize", "client_id": client.client_id, "redirect_uri": str(params.redirect_uri)})
+        self.log.append({"event": "authorize", "client_id": client.client_id, "redirect_uri": str(params.redirect_uri),
+                         "scopes": params.scopes or []})
         extra = {"iss": self.issuer} if self.iss else {}
         return construct_redirect_uri(str(params.redirect_uri), code=code, state=params.state, **extra)
 
