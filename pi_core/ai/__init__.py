@@ -148,7 +148,9 @@ _EXPORTS: dict[str, str] = {
     "set_default_registry": "pi_core.ai.registry",
     "unregister_api_provider": "pi_core.ai.registry",
     "Route": "pi_core.ai.virtual",
+    "RouteReason": "pi_core.ai.virtual",
     "RouteRequest": "pi_core.ai.virtual",
+    "RoutedModel": "pi_core.ai.virtual",
     "virtual_provider": "pi_core.ai.virtual",
     "ModelListContext": "pi_core.ai.model_lists",
     "ModelRefreshResult": "pi_core.ai.model_lists",
@@ -379,7 +381,9 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
     )
     from .virtual import (
         Route as Route,
+        RouteReason as RouteReason,
         RouteRequest as RouteRequest,
+        RoutedModel as RoutedModel,
         virtual_provider as virtual_provider,
     )
     from .request import (

@@ -45,7 +45,8 @@ def stream(model: Model, context: Context | dict[str, Any], *, registry: ModelRe
         headers=headers, session_id=session_id, on_payload=on_payload, client=client,
         thinking_budgets=extra.pop("thinking_budgets", None), cache_retention=extra.pop("cache_retention", None),
         tool_choice=extra.pop("tool_choice", None), metadata=extra.pop("metadata", None),
-        read_timeout=extra.pop("read_timeout", None), observer=observer, extra=extra)
+        read_timeout=extra.pop("read_timeout", None), observer=observer, route=extra.pop("route", None),
+        extra=extra)
     if retry:
         from .retry import RetryPolicy, retrying_stream
 
@@ -86,6 +87,7 @@ async def _produce(model: Model, context: Context, options: StreamOptions, regis
             model, options = await resolve_route(routed, model, context, options, reg)
             writer.model = model
             writer.message.api, writer.message.provider, writer.message.model = model.api, model.provider, model.id
+            writer.message.thinking_level = options.reasoning or "off"  # the level dispatched, as pi records it
         api = reg.get_api(model.api)
         if api is None:
             raise ProviderError(f"No API provider registered for api: {model.api}")

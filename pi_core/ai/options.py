@@ -66,6 +66,9 @@ class StreamOptions:
     credential's ``env`` object); read them with :meth:`getenv`."""
     auth: AuthResult | None = None
     """The resolved credential (set by ``stream()``): its kind, source and provider-specific extras."""
+    route: Any = None
+    """For a virtual model: what the session tells its router (a :class:`pi_core.ai.virtual.RouteContext`:
+    the request's reason, the router state, the failed answer before a retry); ``None``: a direct request."""
 
     def getenv(self, name: str) -> str | None:
         """``name`` from :attr:`env`, else from the process environment (empty counts as unset)."""

@@ -15,7 +15,7 @@ import difflib
 import os
 import re
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -86,7 +86,7 @@ class ProviderConfig:
     models_refresh_interval: float = 0.0
     """Seconds a fetched list stays fresh: a refresh within it is skipped unless forced (``0``: every
     refresh fetches, as pi does for OpenRouter)."""
-    route: Callable[[Any], Awaitable[Any]] | None = None
+    route: Callable[..., Any] | None = None
     """A virtual provider (pi's ``registerVirtualModel``): given a :class:`~pi_core.ai.RouteRequest`, returns
     the :class:`~pi_core.ai.Route` (a real model of the registry) each request is sent to. Build one with
     :func:`~pi_core.ai.virtual_provider`."""

@@ -55,6 +55,7 @@ from .events import (
     ThinkingLevelChangedEvent,
 )
 from .retry import AutoRetry
+from .routing import VirtualRouting
 from .settings import Settings
 from .tool_changes import DeclaredTools
 from .wiring import HookWiring, stamp_thinking_level
@@ -165,6 +166,8 @@ class AgentSession:
         self.auto_retry = AutoRetry(self, RetryPolicy(retry.max_retries, retry.base_delay_ms,
                                                       retry.max_agent_delay_ms, retry.enabled))
         self.compactor = Compactor(self)
+        self.routing = VirtualRouting(self)
+        """What a virtual model's router is told about each request (reason, state, a failed answer)."""
         self.skills = list(self.resources.skills) if self.resources else []
         self.templates = list(self.resources.templates) if self.resources else []
         self._starting: BeforeAgentStartEvent | None = None
@@ -622,7 +625,7 @@ class AgentSession:
                 await result
 
     def stream_model(self, model: Model, context: Context, **options: Any) -> AsyncIterator[Any]:
-        return self._stream(model, context, **options)  # type: ignore[no-any-return]
+        return self._stream(model, context, **self.routing.direct(model, options))  # type: ignore[no-any-return]
 
     def entry_id_of(self, message: Any) -> str | None:
         return self._entry_ids.get(id(message))
@@ -636,6 +639,8 @@ class AgentSession:
 
     async def hide_failed(self, message: Any) -> None:
         """pi 1.6: a failed answer stays in the file; a context_edit keeps it away from the model."""
+        if isinstance(message, AssistantMessage):
+            self.routing.failed = message  # the next request is a retry (the router sees what failed)
         target = self._entry_ids.get(id(message))
         if target is not None:
             edit_id = self.session.append_context_edit(target, None)
@@ -699,7 +704,8 @@ class AgentSession:
             return block_images(converted) if self.settings.images.block_images else converted
 
         return LoopConfig(
-            model=self._model, stream=stamp_thinking_level(self._stream, lambda: self._thinking_level),
+            model=self._model,
+            stream=stamp_thinking_level(self.routing.wrap(self._stream), lambda: self._thinking_level),
             system_prompt=self._system_text, tools=self.tools(), convert_to_llm=to_llm,
             transform_context=self._before_request, transform_request=self.wiring.transform_request,
             before_tool_call=self.wiring.before_tool_call, after_tool_call=self._after_tool_call,
@@ -824,6 +830,7 @@ class AgentSession:
 
     async def _run(self, start: Callable[[], Awaitable[Any]]) -> None:
         self._idle.clear()
+        self.routing.failed = None
         self.auto_retry.start_run()
         self.compactor.start_run()
         try:

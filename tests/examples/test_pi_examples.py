@@ -617,29 +617,64 @@ def test_terminal_examples_in_json_mode_answer_without_a_ui(
 # -- jev-router (a virtual model routing each request to a real one) ---------------------------------------
 
 
-def test_model_router_sends_each_request_to_the_model_its_route_picks(
+def _router_models(server: FakeProviderServer, agent_dir: Path) -> None:
+    """Provider ``team`` with the router's models (``plan``, ``complex``, ``build``) and a ``judge``."""
+    models = json.loads((agent_dir / "models.json").read_text())
+    team = server.provider_config("openai-completions", model="plan", reasoning=True)
+    team["models"] += [{**team["models"][0], "id": name, "name": name} for name in ("complex", "build", "judge")]
+    models["providers"]["team"] = team
+    (agent_dir / "models.json").write_text(json.dumps(models))
+
+
+ROUTER_ENV = {"PI_ROUTER_COMPLEX": "team/complex", "PI_ROUTER_PLAN": "team/plan", "PI_ROUTER_BUILD": "team/build"}
+
+
+def test_model_router_plans_on_the_classified_model_and_implements_on_the_cheap_one(
         fake_provider_server: FakeProviderServer, pi_project: Path, pi_agent_dir: Path) -> None:
-    models = json.loads((pi_agent_dir / "models.json").read_text())
-    models["providers"]["thinker"] = fake_provider_server.provider_config("anthropic-messages", reasoning=True)
-    (pi_agent_dir / "models.json").write_text(json.dumps(models))
-    fake_provider_server.script("quick answer", "careful answer", "quick again")
-    env = {"PI_ROUTER_FAST": "fake/fake-model", "PI_ROUTER_STRONG": "thinker/fake-model"}
-    with RpcProcess(pi_project, scripted=False, extensions=(example("model_router"),), model=("router", "auto"),
-                    env=env) as pi:
-        first = pi.prompt("hi")
-        second = pi.prompt("please think about the cache design")
-        pi.prompt("thanks")
+    _router_models(fake_provider_server, pi_agent_dir)
+    (pi_project / "cache.py").write_text("SIZE = 1\n")
+    fake_provider_server.script(
+        "complex",  # the classifier's answer
+        tool_call("edit", {"path": "cache.py", "edits": [{"oldText": "SIZE = 1", "newText": "SIZE = 2"}]}),
+        "Done.", "You are welcome.")
+    env = {**ROUTER_ENV, "PI_ROUTER_CLASSIFIER": "team/judge"}
+    with RpcProcess(pi_project, "--thinking", "high", scripted=False, extensions=(example("model_router"),),
+                    model=("router", "auto"), env=env) as pi:
+        first = pi.prompt("Redesign the cache layer")
+        second = pi.prompt("thanks")
         state, _ = pi.call({"type": "get_state"})
         _, seen = pi.call({"type": "prompt", "message": "/router"})
-    apis = [r.api for r in fake_provider_server.requests]
-    assert apis == ["openai-completions", "anthropic-messages", "openai-completions"]
-    careful = fake_provider_server.requests[1].body
-    assert careful.get("thinking", {}).get("type") in ("enabled", "adaptive")  # the route asked for high thinking
-    assert "thinking" not in fake_provider_server.requests[0].body and "reasoning_effort" not in \
-        fake_provider_server.requests[0].body
-    assert any(r.get("method") == "setStatus" and r.get("statusText") == "router → fake/fake-model" for r in first)
-    assert any(r.get("statusText") == "router → thinker/fake-model" for r in second)
+        entries, _ = pi.call({"type": "get_entries"})
+    bodies = [r.body for r in fake_provider_server.requests]
+    assert [b["model"] for b in bodies] == ["judge", "complex", "build", "build"]
+    assert user_texts(bodies[0]) == ["Redesign the cache layer"] and "`complex`" in bodies[0]["messages"][0]["content"]
+    assert [b.get("reasoning_effort") for b in bodies[1:]] == ["high", "high", "high"]  # the level passes through
+    assert (pi_project / "cache.py").read_text() == "SIZE = 2\n"
+    statuses = [r["statusText"] for r in first + second if is_ui("setStatus")(r) and r["statusKey"] == "router"]
+    assert statuses == ["router → team/complex (user, planning)", "router → team/build (continuation, implementation)",
+                        "router → team/build (user, implementation)"]
+    assert notices(seen) == ["last request went to team/build (user request, implementation phase)"]
     assert state["data"]["model"]["provider"] == "router" and state["data"]["model"]["id"] == "auto"
-    assert notices(seen) == ["last request went to fake/fake-model"]
+    stored = [e["data"] for e in entries["data"]["entries"]
+              if e["type"] == "custom" and e["customType"] == "pi.virtual-model-state"]
+    assert stored == [{"provider": "router", "modelId": "auto", "state": {"phase": "planning", "model": "PI_ROUTER_COMPLEX"}},
+                      {"provider": "router", "modelId": "auto",
+                       "state": {"phase": "implementation", "model": "PI_ROUTER_BUILD"}}]  # stored once per change
+    answers = [e["message"] for e in entries["data"]["entries"]
+               if e["type"] == "message" and e["message"]["role"] == "assistant"]
+    assert [(a["provider"], a["model"], a["thinkingLevel"]) for a in answers] == [("team", "complex", "high"),
+                                                                                ("team", "build", "high"),
+                                                                                ("team", "build", "high")]
     # every request carries the whole conversation, whichever model served the turns before
-    assert user_texts(fake_provider_server.requests[2].body) == ["hi", "please think about the cache design", "thanks"]
+    assert user_texts(bodies[3]) == ["Redesign the cache layer", "thanks"]
+
+
+def test_model_router_without_a_classifier_plans_on_the_plan_model(
+        fake_provider_server: FakeProviderServer, pi_project: Path, pi_agent_dir: Path) -> None:
+    _router_models(fake_provider_server, pi_agent_dir)
+    fake_provider_server.script("Here is the plan.", "Still planning.")
+    with RpcProcess(pi_project, scripted=False, extensions=(example("model_router"),), model=("router", "auto"),
+                    env=ROUTER_ENV) as pi:
+        pi.prompt("How should the cache work?")
+        pi.prompt("And eviction?")
+    assert [r.body["model"] for r in fake_provider_server.requests] == ["plan", "plan"]  # no edit: still planning
