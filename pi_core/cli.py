@@ -73,7 +73,7 @@ def run(args: list[str]) -> int:
                                  autoload=False if options.no_plugins else None,
                                  discover_extensions=not options.no_extensions,
                                  trust_prompt=ask_trust if _interactive(rest) else None,
-                                 trust_ui=_trust_ui() if _interactive(rest) else None,
+                                 trust_ui=_trust_ui() if _interactive(rest) else None, trust_mode=_trust_mode(rest),
                                  temporary_packages=temporary, **settings_for_host(cwd, agent_dir()))
     except StrictPluginError as exc:
         print(f"pi: {exc}", file=sys.stderr)
@@ -147,15 +147,26 @@ def _interactive(args: list[str]) -> bool:
 
 def _protocol_mode(args: list[str]) -> bool:
     """``--mode json`` or ``--mode rpc``, where stdout carries the protocol alone."""
+    return _stream_mode(args) is not None
+
+
+def _stream_mode(args: list[str]) -> str | None:
+    """``json`` or ``rpc`` for ``--mode json`` / ``--mode rpc`` (``None`` otherwise)."""
     from .cli_args import BUILTIN_COMMANDS
 
     if (args and args[0] in BUILTIN_COMMANDS) or any(a in ("--help", "-h") for a in args):
-        return False
+        return None
     for i, arg in enumerate(args):
         value = arg[7:] if arg.startswith("--mode=") else args[i + 1] if arg == "--mode" and i + 1 < len(args) else None
         if value in ("json", "rpc"):
-            return True
-    return False
+            return value
+    return None
+
+
+def _trust_mode(args: list[str]) -> str:
+    """``ctx.mode`` of ``project_trust`` handlers: the mode this invocation starts (pi's; ``print`` for
+    everything that is neither the terminal nor a protocol, as pi has it for ``--help``)."""
+    return "tui" if _interactive(args) else _stream_mode(args) or "print"
 
 
 def _trust_ui() -> UI:

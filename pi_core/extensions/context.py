@@ -188,6 +188,17 @@ class UI:
         return None
 
 
+class StderrNotices(UI):
+    """A headless :class:`UI` whose notices go to stderr: ``ctx.ui`` of ``project_trust`` handlers outside
+    the terminal (pi's: no dialogs, ``has_ui`` false, notices on stderr)."""
+
+    async def notify(self, message: str, level: Level = "info") -> None:
+        import sys
+
+        prefix = "" if level == "info" else f"{level}: "
+        print(f"pi: {prefix}{message}", file=sys.stderr, flush=True)
+
+
 class SessionRuntime(Protocol):
     """What a running session offers its plugins, one method per action (implemented by
     ``pi_core.runtime.bridge.PluginBridge``). :class:`ExtensionContext` delegates to it."""

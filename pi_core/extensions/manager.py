@@ -111,6 +111,10 @@ class HostOptions:
     trust_prompt: TrustPrompt | None = None
     trust_ui: UI | None = None
     """``ctx.ui`` for ``project_trust`` handlers (they run before any mode exists)."""
+    trust_mode: str = "sdk"
+    """``ctx.mode`` for ``project_trust`` handlers: the mode pi is starting (``tui``, ``rpc``, ``json``,
+    ``print``). Outside the terminal there is no UI, as in pi: dialogs answer "cancel" and notices go to
+    stderr (an RPC client is not asked: the trust question is settled before the protocol starts)."""
     default_trust: str = "ask"
     temporary_packages: Sequence[tuple[Any, Path]] = ()
     """``-e`` package sources for this run, as ``(PackageSource, where it was fetched)``."""
@@ -342,6 +346,7 @@ def build_plugin_host(
     temporary_packages: Sequence[tuple[Any, Path]] = (),
     configured: Callable[[bool], ConfiguredExtensions] | None = None,
     trust_ui: UI | None = None,
+    trust_mode: str = "sdk",
 ) -> PluginHost:
     """Build a fresh plugin host for one session.
 
@@ -356,6 +361,8 @@ def build_plugin_host(
     :param plugins: plugin objects (modules or instances) from an SDK host.
     :param trust_prompt: asks the user about an undecided project (interactive mode only).
     :param trust_ui: ``ctx.ui`` inside ``project_trust`` handlers (default: no UI, ``ctx.has_ui`` False).
+    :param trust_mode: ``ctx.mode`` inside ``project_trust`` handlers (``tui``, ``rpc``, ``json``, ``print``;
+        default ``sdk``); without ``trust_ui``, the modes other than ``sdk`` print handlers' notices on stderr.
     :param default_trust: ``ask``, ``always`` or ``never`` (pi's ``defaultProjectTrust``).
     :param temporary_packages: packages fetched for this run only (``pi -e git+URL``).
     :param configured: given the trust decision, the settings' ``extensions`` entries (paths load like
@@ -377,6 +384,7 @@ def build_plugin_host(
         plugins=plugins,
         trust_prompt=trust_prompt,
         trust_ui=trust_ui,
+        trust_mode=trust_mode,
         default_trust=default_trust,
         temporary_packages=temporary_packages,
     )
@@ -604,7 +612,11 @@ def _trust_hooks(host: PluginHost) -> tuple[bool, bool] | None:
     from .context import ExtensionContext
     from .dispatch import _run_sync
 
-    ctx = ExtensionContext(host.cwd, mode="trust", events=host.events, ui=host.options.trust_ui)
+    from .context import StderrNotices
+
+    options = host.options
+    ui = options.trust_ui if options.trust_ui is not None or options.trust_mode == "sdk" else StderrNotices()
+    ctx = ExtensionContext(host.cwd, mode=options.trust_mode, events=host.events, ui=ui)
     event = _run_sync(host.dispatch.call("project_trust", ProjectTrustEvent(host.cwd), ctx))
     if event.decision is None:
         return None

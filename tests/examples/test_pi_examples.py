@@ -443,6 +443,7 @@ def test_project_trust_without_a_ui_leaves_it_to_pi(
     result = json_run(run_pi, "project_trust", prompt="hi")
     assert "PROJECT-EXTENSION-LOADED" not in fake_provider_server.requests[0].body["messages"][0]["content"]
     assert "skipped 1 project extension(s)" in result.stderr  # undecided: pi's own rule (not trusted) applied
+    assert f"pi: project_trust fired for {pi_project} (mode: json)" in result.stderr  # pi: notices on stderr
     assert not (run_pi.agent_dir / "trust.json").exists()
 
     (run_pi.agent_dir / "trust.json").write_text(json.dumps({str(pi_project): True}))
@@ -466,15 +467,37 @@ def test_project_trust_asks_through_ctx_ui_in_the_terminal(
     typed = iter(answers)
     monkeypatch.setattr("builtins.input", lambda: next(typed))
     host = build_plugin_host(pi_project, agent_dir=pi_agent_dir, extension_paths=[example("project_trust")],
-                             autoload=False, trust_ui=TrustPromptUI())
+                             autoload=False, trust_ui=TrustPromptUI(), trust_mode="tui")
     err = capsys.readouterr().err
     assert f"Project trust for:\n{pi_project}" in err and "  1. Trust and remember" in err
-    assert "project_trust fired for" in err and "(mode: trust)" in err
+    assert "project_trust fired for" in err and "(mode: tui)" in err
     assert host.is_project_trusted() is loaded
     assert ("project:marker" in host.records) is loaded
     trust = pi_agent_dir / "trust.json"
     assert (json.loads(trust.read_text()).get(str(pi_project)) if trust.exists() else None) == remembered
     assert (note in err) if note else "Recorded note" not in err
+
+
+def test_project_trust_in_rpc_mode_has_no_ui_and_prints_its_notices_on_stderr(
+        fake_provider_server: FakeProviderServer, pi_project: Path, pi_agent_dir: Path) -> None:
+    """pi 1.6: the trust question is settled before the protocol starts, so a ``project_trust`` handler gets
+    ``ctx.mode == "rpc"``, ``ctx.has_ui`` false (dialogs answer "cancel") and its notices go to stderr; the RPC
+    client sees nothing of it. ``ctx.ui`` from ``session_start`` does reach the client."""
+    _project_with_extension(pi_project)
+    fake_provider_server.script("ok")
+    with rpc(pi_project, "project_trust") as pi:
+        records = pi.prompt("hi")
+        pi.close_stdin()
+        assert pi.wait() == 0
+    stderr = pi.stderr.decode()
+    assert f"pi: project_trust fired for {pi_project} (mode: rpc)" in stderr
+    assert "skipped 1 project extension(s)" in stderr  # undecided, no UI: not trusted, as pi decides
+    assert "PROJECT-EXTENSION-LOADED" not in fake_provider_server.requests[0].body["messages"][0]["content"]
+    every = [json.loads(line) for line in pi.raw_lines]
+    assert not any("project_trust fired" in str(r) for r in every)
+    assert [r["method"] for r in every if r.get("type") == "extension_ui_request"] == ["notify"]
+    assert notices(every) == [f"project-trust example loaded after trust was resolved in {pi_project}"]
+    assert any(r.get("type") == "agent_settled" for r in records)
 
 
 def test_system_prompt_header_shows_the_prompts_length(fake_provider_server: FakeProviderServer, pi_project: Path) -> None:
