@@ -41,4 +41,21 @@ def _resource(name: str, item: Any, source: str) -> SlashCommandInfo:
     return SlashCommandInfo(name, getattr(item, "description", None) or None, source, info)  # type: ignore[arg-type]
 
 
-__all__ = ["command_infos"]
+def argument_completions(session: AgentSession, name: str, prefix: str) -> list[tuple[str, str]] | None:
+    """``(value, description)`` pairs a command offers for its argument typed so far (its
+    ``Command.argument_completions``, pi's ``getArgumentCompletions``); ``None`` when the command offers none.
+
+    :raises KeyError: no command of that name.
+    :raises Exception: whatever the plugin's completer raised.
+    """
+    entry = session.host.commands.entries.get(name)
+    if entry is None:
+        raise KeyError(name)
+    complete = getattr(entry.item, "argument_completions", None)
+    items = complete(prefix) if complete is not None else None
+    if items is None:
+        return None
+    return [(item, "") if isinstance(item, str) else (str(item[0]), str(item[1])) for item in items]
+
+
+__all__ = ["argument_completions", "command_infos"]

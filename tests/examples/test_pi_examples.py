@@ -168,6 +168,24 @@ def test_commands_lists_by_source_and_shows_the_path(
         assert notices(seen) == ["No skill commands found"]
 
 
+def test_commands_argument_completions_reach_an_rpc_client(fake_provider_server: FakeProviderServer,
+                                                           pi_project: Path) -> None:
+    """``Command(argument_completions=)`` over RPC (``get_argument_completions``, an addition: pi 1.6's RPC has
+    no completions), the values the terminal offers on Tab after ``/commands ``."""
+    with rpc(pi_project, "commands", "session_name") as pi:
+        typed, _ = pi.call({"type": "get_argument_completions", "name": "commands", "prefix": "s"})
+        every, _ = pi.call({"type": "get_argument_completions", "name": "/commands"})
+        nothing, _ = pi.call({"type": "get_argument_completions", "name": "session-name", "prefix": ""})
+        unknown, _ = pi.call({"type": "get_argument_completions", "name": "nope"})
+        missing, _ = pi.call({"type": "get_argument_completions"})
+    assert typed["success"] is True
+    assert typed["data"] == {"items": [{"value": "skill", "label": "skill", "description": "Skills"}]}
+    assert [i["value"] for i in every["data"]["items"]] == ["extension", "prompt", "skill"]
+    assert nothing["success"] is True and nothing["data"] == {"items": None}  # a command without completions
+    assert unknown["success"] is False and unknown["error"] == "Unknown command: /nope"
+    assert missing["success"] is False and missing["error"] == 'get_argument_completions: missing required field "name"'
+
+
 def test_event_bus_carries_events_between_handlers(fake_provider_server: FakeProviderServer, pi_project: Path) -> None:
     with rpc(pi_project, "event_bus") as pi:
         started, _ = pi.wait_for(is_ui("notify"))

@@ -396,4 +396,24 @@ async def _get_commands(rpc: RpcServer, cmd: dict[str, Any]) -> Any:
     return {"commands": slash_commands(rpc.session)}
 
 
+@command("get_argument_completions")
+async def _get_argument_completions(rpc: RpcServer, cmd: dict[str, Any]) -> Any:
+    """Beyond pi 1.6 (whose RPC has no completions): a plugin command's ``argument_completions``, so a
+    client's editor can offer what pi's terminal offers on Tab after ``/name ``."""
+    from ...runtime.commands import argument_completions
+
+    name = field(cmd, "name", str).strip().removeprefix("/")
+    prefix = field(cmd, "prefix", str, required=False) or ""
+    try:
+        items = argument_completions(rpc.session, name, prefix)
+    except KeyError:
+        raise RpcError(f"Unknown command: /{name}") from None
+    except Exception as exc:  # noqa: BLE001 - the plugin's failure is the answer, never the server's
+        raise RpcError(f"/{name}: argument completions failed: {exc}") from None
+    if items is None:
+        return {"items": None}
+    return {"items": [{"value": value, "label": value, **({"description": text} if text else {})}
+                      for value, text in items]}
+
+
 __all__ = ["ANSWERED", "COMMANDS", "RawJson", "command"]
