@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,10 @@ from pi_core import (
 )
 from pi_core.ai import Context, ProviderConfig
 from pi_core.ai.faux import FauxProvider, faux_tool_call
+from pi_core.testing import FakeProviderServer
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "rpc"))
+from rpc_client import RpcProcess  # noqa: E402
 
 
 def run(coro: Any) -> Any:
@@ -629,3 +634,47 @@ def test_command_context_get_system_prompt_options(tmp_path: Path) -> None:
 
     run(_prompt_once(tmp_path, faux, [command("opts", handler)], "/opts", tools=["read", "bash"]))
     assert seen == {"tools": ["read", "bash"], "context": ["AGENTS.md"]}
+
+
+REGISTRY_EXT = '''
+from pi_core import Command, hookimpl
+from pi_core.ai import Context, Model, ProviderConfig, UserMessage
+
+BASE_URL = {base_url!r}
+
+
+@hookimpl
+def register_providers(register):
+    register(ProviderConfig(name="helper", api="openai-completions", base_url=BASE_URL, api_key="k",
+                            models=[Model(id="helper-model", name="Helper", provider="helper",
+                                          api="openai-completions")]))
+
+
+async def ask(args, ctx):
+    model = ctx.model_registry.find("helper", "helper-model")
+    events = ctx.model_registry.stream(model, Context(messages=[UserMessage(content=args)]), max_tokens=50)
+    kinds = [event.type async for event in events]
+    answer = await events.result()
+    await ctx.ui.notify(f"{{answer.provider}}/{{answer.model}}: {{answer.text()}} ({{kinds[0]}}..{{kinds[-1]}})")
+
+
+@hookimpl
+def register_commands(register):
+    register(Command("ask", ask, "Ask the helper model"))
+'''
+
+
+def test_model_registry_streams_from_a_provider_an_e_file_registered(
+        fake_provider_server: FakeProviderServer, pi_project: Path) -> None:
+    """``ctx.model_registry`` is the session's own: a provider registered by a ``-e`` file is found there,
+    and ``stream(...)`` streams pi's events from it (driven through ``pi --mode rpc``)."""
+    ext = pi_project / "registry_ext.py"
+    ext.write_text(REGISTRY_EXT.format(base_url=fake_provider_server.base_url_for("openai-completions")))
+    fake_provider_server.script("help is here")
+    with RpcProcess(pi_project, scripted=False, extensions=(ext,)) as pi:
+        _, seen = pi.call({"type": "prompt", "message": "/ask please help"})
+    notes = [r["message"] for r in seen if r.get("type") == "extension_ui_request" and r.get("method") == "notify"]
+    assert notes == ["helper/helper-model: help is here (start..done)"]
+    body = fake_provider_server.requests[0].body
+    assert body["model"] == "helper-model" and body["messages"][-1]["content"] in ("please help",
+                                                                                   [{"type": "text", "text": "please help"}])
