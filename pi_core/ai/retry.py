@@ -36,9 +36,15 @@ _TRANSIENT = re.compile("|".join((
     r"socket hang up", r"ECONN(?:RESET|ABORTED|REFUSED)", r"ETIMEDOUT", r"EPIPE", r"ENOTFOUND", r"EAI_AGAIN",
     r"getaddrinfo", r"timed? ?out", r"timeout", r"ended without", r"ended before", r"peer closed",
     r"incomplete chunked read", r"resource.?exhausted", r"try (?:your request )?again", r"retry",
+    # Sign in with ChatGPT: usage or user data briefly unavailable (may come mid-stream, without a status)
+    r"subscription_sharing_usage_unavailable", r"subscription_sharing_user_unavailable",
 )), re.IGNORECASE)
 _QUOTA = re.compile(r"insufficient_quota|quota exceeded|exceeded your current quota|billing|available balance|"
-                    r"out of budget|usage limit reached|credit balance is too low", re.IGNORECASE)
+                    r"out of budget|usage limit reached|credit balance is too low|"
+                    # Sign in with ChatGPT: the subscription's shared limit (resets after hours), or the one a
+                    # ChatGPT Business workspace admin set
+                    r"subscription_sharing_usage_limit_exceeded|"
+                    r"subscription_sharing_workplace_individual_usage_limit_exceeded", re.IGNORECASE)
 _AUTH = re.compile(r"No API key for provider|invalid.?api.?key|incorrect api key|invalid x-api-key|"
                    r"authentication|unauthori[sz]ed|permission.?denied|API key not valid", re.IGNORECASE)
 _STATUS = re.compile(r"^(\d{3})(?=[:\s]|$)")

@@ -129,7 +129,8 @@ async def _login(args: str, ctx: Any) -> None:
     methods = login_methods(registry, provider)
     method = methods[0]
     if len(methods) > 1:
-        labels = [f"Sign in with {m.label}" if m.kind == "oauth" else f"Enter {m.label}" for m in methods]
+        labels = [(m.login_label or f"Sign in with {m.label}") if m.kind == "oauth" else f"Enter {m.label}"
+                  for m in methods]
         chosen = await ctx.ui.select(f"How do you want to sign in to {provider_label(registry, provider)}?", labels)
         if chosen is None:
             return

@@ -52,6 +52,17 @@ TOOL_CALL_PROVIDERS = {"openai", "openai-codex", "opencode", "azure-openai-respo
 SERVICE_TIER_MULTIPLIER = {"flex": 0.5, "priority": 2.0}
 #: Headers that authenticate a request by themselves (a key is then not required).
 AUTH_HEADERS = ("authorization", "api-key", "cf-aig-authorization", "x-api-key")
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+CHATGPT_USAGE_URL = "https://chatgpt.com/settings/usage"
+CHATGPT_WORKSPACE_LIMIT_HINT = ("You've reached your ChatGPT workspace's usage limit. Ask your workspace admin to "
+                                "increase it at admin.openai.com \u2192 Workspace \u2192 Usage limits.")
+
+
+def is_chatgpt_sign_in(model: Model, api_key: str | None) -> bool:
+    """A Sign in with ChatGPT token sent straight to OpenAI (pi's rule: OpenAI API keys start with ``sk-``;
+    another credential for the ``openai`` provider at OpenAI's own address is such a token)."""
+    return (model.provider == "openai" and model.base_url == OPENAI_BASE_URL and bool(api_key)
+            and not str(api_key).startswith("sk-"))
 
 
 def _id_part(part: str) -> str:
@@ -161,15 +172,16 @@ def convert_input(model: Model, context: Context) -> list[dict[str, Any]]:
 def build_payload(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
     compat = model.compat or {}
     retention = options.cache_retention or "short"
+    chatgpt = is_chatgpt_sign_in(model, options.api_key)  # such tokens may not set these fields
     payload: dict[str, Any] = {"model": model.id, "input": convert_input(model, context), "stream": True}
     if retention != "none" and options.session_id:
         payload["prompt_cache_key"] = options.session_id[:64]
-    if retention == "long" and compat.get("supportsLongCacheRetention", True):
+    if retention == "long" and compat.get("supportsLongCacheRetention", True) and not chatgpt:
         payload["prompt_cache_retention"] = "24h"
     payload["store"] = False
-    if compat.get("supportsMaxOutputTokens", True):
+    if compat.get("supportsMaxOutputTokens", True) and not chatgpt:
         payload["max_output_tokens"] = max(clamp_max_tokens(model, context, options.max_tokens), MIN_OUTPUT_TOKENS)
-    if options.temperature is not None:
+    if options.temperature is not None and not chatgpt:
         payload["temperature"] = options.temperature
     if options.extra.get("service_tier"):
         payload["service_tier"] = options.extra["service_tier"]
@@ -369,7 +381,22 @@ async def stream_responses(model: Model, context: Context, options: StreamOption
     """The ``openai-responses`` stream function."""
     headers = request_headers(model, options)
     payload = await options.apply_on_payload(build_payload(model, context, options))
-    await run_responses(model.base_url.rstrip("/") + "/responses", headers, payload, model, options, writer)
+    try:
+        await run_responses(model.base_url.rstrip("/") + "/responses", headers, payload, model, options, writer)
+    except ProviderError as exc:
+        hint = _chatgpt_limit_hint(str(exc))
+        if hint is None:
+            raise
+        raise ProviderError(f"{exc}\n{hint}", status=exc.status, retry_after_ms=exc.retry_after_ms) from exc
+
+
+def _chatgpt_limit_hint(text: str) -> str | None:
+    """What to do about a Sign in with ChatGPT usage limit (the subscription's, or a Business workspace's)."""
+    if "subscription_sharing_usage_limit_exceeded" in text:
+        return f"Check your ChatGPT usage: {CHATGPT_USAGE_URL}"
+    if "subscription_sharing_workplace_individual_usage_limit_exceeded" in text:
+        return CHATGPT_WORKSPACE_LIMIT_HINT
+    return None
 
 
 async def run_responses(url: str, headers: dict[str, str], payload: Any, model: Model, options: StreamOptions,
@@ -411,8 +438,12 @@ def register_providers(register: Any) -> None:
     from pi_core.ai import ProviderAuth
 
     from .account_logins import MetaLogin, xai_login
+    from .openai_chatgpt import ChatGPTOAuth
 
-    register(catalog_provider("openai", API))
+    openai = catalog_provider("openai", API)
+    openai.display_name = openai.display_name or "OpenAI"
+    openai.auth = ProviderAuth(oauth=ChatGPTOAuth(), api_key_label="OpenAI API key")
+    register(openai)
     xai = catalog_provider("xai", API)
     xai.display_name, xai.auth = "xAI", ProviderAuth(oauth=xai_login(), api_key_label="xAI API key")
     register(xai)
@@ -421,5 +452,5 @@ def register_providers(register: Any) -> None:
     register(meta)
 
 
-__all__ = ["API", "build_payload", "convert_input", "normalize_tool_call_id", "request_headers", "run_responses",
+__all__ = ["API", "OPENAI_BASE_URL", "build_payload", "is_chatgpt_sign_in", "convert_input", "normalize_tool_call_id", "request_headers", "run_responses",
            "stream_responses"]

@@ -23,6 +23,9 @@ Method = Literal["oauth", "api_key"]
 class LoginMethod:
     kind: Method
     label: str
+    login_label: str = ""
+    """What ``/login`` offers for this method when it is not ``Sign in with <label>`` (a flow's optional
+    ``login_label``: ``"Sign in with ChatGPT"``)."""
 
 
 def provider_label(registry: ModelRegistry, provider: str) -> str:
@@ -34,7 +37,8 @@ def login_methods(registry: ModelRegistry, provider: str) -> list[LoginMethod]:
     """How ``provider`` can be signed in to: its account sign-in first (when it has one), then an API key."""
     auth = registry.provider_auth(provider)
     config = registry.get_provider(provider)
-    methods = [LoginMethod("oauth", auth.oauth.name)] if auth.oauth is not None else []
+    methods = ([LoginMethod("oauth", auth.oauth.name, getattr(auth.oauth, "login_label", "") or "")]
+               if auth.oauth is not None else [])
     if auth.api_key_login and (config is None or config.requires_api_key or auth.key_login is not None):
         methods.append(LoginMethod("api_key", auth.api_key_label))
     return methods

@@ -133,6 +133,8 @@ class CallbackServer:
     def __init__(self, provider_name: str, path: str, state: str | None) -> None:
         self.provider_name, self.path, self.state = provider_name, path, state
         self.redirect_uri = ""
+        self.query: dict[str, str] = {}
+        """Every parameter of the redirect that was accepted (a flow may need more than ``code``)."""
         self._server: asyncio.Server | None = None
         self._result: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
 
@@ -186,6 +188,7 @@ class CallbackServer:
         code = query.get("code")
         if not code:
             return 400, _page("The redirect has no authorization code.")
+        self.query = query
         self._result.set_result(code)
         return 200, _page(f"Signed in to {self.provider_name}.", "You can close this page and return to pi.")
 

@@ -55,7 +55,8 @@ class OAuthFlow(Protocol):
     """A subscription or account sign-in. Implementations are plain objects with these members."""
 
     name: str
-    """Shown in ``/login``: ``"Anthropic (Claude Pro/Max)"``."""
+    """Shown in ``/login``: ``"Anthropic (Claude Pro/Max)"``. A flow may also have a ``login_label``
+    (``"Sign in with ChatGPT"``), offered instead of ``Sign in with <name>`` when a provider has two methods."""
     is_subscription: bool
 
     async def login(self, interaction: LoginInteraction) -> dict[str, Any]:
