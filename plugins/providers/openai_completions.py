@@ -575,6 +575,10 @@ def register_providers(register: Any) -> None:
                 config.request_headers = opencode_headers
             _attach_login(config)
             register(config)
+    # Mistral's own API (pi's mistral-conversations) is registered with this plugin, which served it before
+    from .mistral import register_providers as register_mistral
+
+    register_mistral(register)
 
 
 __all__ = ["API", "build_payload", "convert_messages", "detect_compat", "get_compat", "stream_completions"]

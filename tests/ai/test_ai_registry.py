@@ -66,7 +66,7 @@ def test_builtin_catalog_facts(registry_factory) -> None:
         assert registry.get_api(model.api) is not None, f"{model.provider}/{model.id} has no API implementation"
         assert model.context_window > 0 and model.max_tokens > 0
     mistral = registry.get_model("mistral", "devstral-medium-latest")
-    assert mistral.api == "openai-completions" and mistral.base_url == "https://api.mistral.ai/v1"
+    assert mistral.api == "mistral-conversations" and mistral.base_url == "https://api.mistral.ai"
 
 
 def test_catalog_index_documents_env_vars_and_defaults() -> None:

@@ -12,9 +12,8 @@ chat models of the providers this project speaks to, and writes one JSON file pe
 script, plus ``providers.json`` (env vars, default model, API). Only facts are kept: ids, names, API,
 base URL, prices, context window, output limit, input kinds, reasoning, compat, thinking-level map.
 
-Adjustments, each written into ``providers.json`` under ``"notes"``:
-* Mistral: pi talks to it through its own ``mistral-conversations`` API; here it goes through
-  ``openai-completions`` at ``https://api.mistral.ai/v1`` with compat flags for Mistral's dialect.
+Adjustments, each written into ``providers.json`` under ``"notes"`` (none at present: Mistral is served
+through its own ``mistral-conversations`` API, as in pi).
 """
 
 from __future__ import annotations
@@ -27,7 +26,8 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 SUPPORTED_APIS = {"anthropic-messages", "openai-completions", "openai-responses", "google-generative-ai",
-                  "openai-codex-responses", "azure-openai-responses", "bedrock-converse-stream", "google-vertex"}
+                  "openai-codex-responses", "azure-openai-responses", "bedrock-converse-stream", "google-vertex",
+                  "mistral-conversations"}
 KEEP = ("id", "name", "api", "provider", "baseUrl", "reasoning", "input", "cost", "contextWindow",
         "maxTokens", "headers", "compat", "thinkingLevelMap")
 
@@ -40,7 +40,7 @@ PROVIDERS: dict[str, tuple[list[str], str]] = {
     "cerebras": (["CEREBRAS_API_KEY"], ""),
     "xai": (["XAI_API_KEY"], ""),
     "openrouter": (["OPENROUTER_API_KEY"], ""),
-    "mistral": (["MISTRAL_API_KEY"], "served through openai-completions (pi uses mistral-conversations)"),
+    "mistral": (["MISTRAL_API_KEY"], ""),
     "deepseek": (["DEEPSEEK_API_KEY"], ""),
     "zai": (["ZAI_API_KEY"], ""),
     "huggingface": (["HF_TOKEN"], ""),
@@ -79,9 +79,6 @@ PROVIDERS: dict[str, tuple[list[str], str]] = {
 }
 #: pi 1.6-only features this port does not implement (server-side fallbacks).
 DROP_COMPAT = {"allowedFallbackModels"}
-MISTRAL_COMPAT = {"supportsStore": False, "supportsDeveloperRole": False, "supportsReasoningEffort": False,
-                  "supportsUsageInStreaming": False, "maxTokensField": "max_tokens",
-                  "toolCallIdFormat": "mistral"}
 
 
 class JsParser:
@@ -182,10 +179,6 @@ def slim(model: dict[str, Any]) -> dict[str, Any]:
     out = {k: model[k] for k in KEEP if k in model}
     if "compat" in out:
         out["compat"] = {k: v for k, v in out["compat"].items() if k not in DROP_COMPAT}
-    if out["provider"] == "mistral":
-        out["api"] = "openai-completions"
-        out["baseUrl"] = "https://api.mistral.ai/v1"
-        out["compat"] = {**out.get("compat", {}), **MISTRAL_COMPAT}
     return out
 
 
