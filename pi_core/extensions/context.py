@@ -156,8 +156,12 @@ class UI:
 
     # -- pickers: the terminal draws its own; other UIs answer "cancelled" ---------------------
 
-    async def select_model(self, models: Sequence[Model], current: Model | None = None) -> Model | None:
-        """Let the user pick a model (the terminal's model picker)."""
+    async def select_model(self, models: Sequence[Model], current: Model | None = None, *,
+                           refresh: Callable[[], Awaitable[tuple[Sequence[Model], str] | None]] | None = None
+                           ) -> Model | None:
+        """Let the user pick a model (the terminal's model picker). With ``refresh``, the picker shows
+        ``models`` at once and runs ``refresh()`` in the background; the models it returns (and a status
+        line: ``"Model catalogs refreshed."``) replace the shown ones while the picker is open."""
         return None
 
     async def select_session(self, load: Callable[[bool], Sequence[SessionInfo]], *, exclude: Path | None = None,

@@ -48,17 +48,49 @@ def _exact(models: list[Model], pattern: str) -> bool:
     return any(wanted in (m.id.lower(), f"{m.provider}/{m.id}".lower()) for m in models)
 
 
+def _fetched_providers(ctx: CommandContext) -> list[str]:
+    """The signed-in providers whose model lists are fetched at run time (none when offline)."""
+    from pi_core.ai import network_allowed
+
+    if not network_allowed():
+        return []
+    registry = ctx.model_registry
+    return [n for n in registry.get_providers()
+            if getattr(registry.get_provider(n), "fetch_models", None) is not None and registry.has_auth(n)]
+
+
+def _picker_refresh(ctx: CommandContext, pattern: str) -> Any:
+    """What the open picker runs in the background, as pi's model selector does: fetch the run-time lists
+    (15 s at most), then the models to show and how it went. Failures keep the saved lists."""
+    async def refresh() -> tuple[list[Model], str] | None:
+        import asyncio
+
+        try:
+            result = await asyncio.wait_for(ctx.model_registry.refresh_models(_fetched_providers(ctx), force=True),
+                                            REFRESH_WAIT_S)
+        except asyncio.TimeoutError:
+            status = "Model refresh timed out; showing cached models."
+        except Exception as exc:  # noqa: BLE001 - the saved lists stay
+            status = f"Could not refresh model catalogs: {exc}"
+        else:
+            errors = list(result.errors)
+            status = ("Model catalogs refreshed." if not errors else
+                      f"Could not refresh {errors[0]}; showing cached models." if len(errors) == 1 else
+                      f"Could not refresh {len(errors)} model catalogs ({', '.join(errors)}); showing cached models.")
+        models = available_models(ctx)
+        return (match_models(models, pattern) if pattern else models), status
+
+    return refresh
+
+
 async def _refresh_lists(ctx: CommandContext) -> None:
     """Fetch the run-time model lists (OpenRouter, llama.cpp) now, as pi does before giving up on a name:
     a model loaded on a router since start-up is found. Failures keep the saved lists."""
     import asyncio
 
-    from pi_core.ai import network_allowed
-
     registry = ctx.model_registry
-    listed = [n for n in registry.get_providers()
-              if getattr(registry.get_provider(n), "fetch_models", None) is not None and registry.has_auth(n)]
-    if not network_allowed() or not listed:
+    listed = _fetched_providers(ctx)
+    if not listed:
         return
     await ctx.ui.notify("Refreshing model catalogs…", "info")
     try:
@@ -84,7 +116,11 @@ async def _model(args: str, ctx: CommandContext) -> None:
         hint = f"; close: {', '.join(close)}" if close else ""
         await ctx.ui.notify(f"No model matches {args!r}{hint}", "error")
         return
-    chosen = matches[0] if len(matches) == 1 and args else await ctx.ui.select_model(matches, ctx.model)
+    if len(matches) == 1 and args:
+        chosen = matches[0]
+    else:
+        refresh = _picker_refresh(ctx, args) if _fetched_providers(ctx) else None
+        chosen = await ctx.ui.select_model(matches, ctx.model, refresh=refresh)
     if chosen is None:
         return
     if not ctx.set_model(chosen):

@@ -250,3 +250,47 @@ def test_model_names_a_model_loaded_since_start_up(tmp_path: Path) -> None:
             rpc.response("m", timeout=40)
             state, _ = rpc.call({"type": "get_state"})
     assert state["data"]["model"]["provider"] == "llama.cpp" and state["data"]["model"]["id"] == "llama-3.2-1b"
+
+
+def test_the_model_picker_refreshes_the_lists_while_it_is_open(tmp_path: Path) -> None:
+    """``/model`` shows the saved lists at once and refreshes them in the background, as pi's model selector
+    does: a model loaded on the router since start-up appears in the open picker and can be chosen."""
+    import time
+
+    from ptyterm import PtyApp
+
+    agent, project = tmp_path / "agent", tmp_path / "project"
+    agent.mkdir()
+    project.mkdir()
+    with FakeHTTP() as http:
+        router = FakeRouter(http)
+        (agent / "auth.json").write_text(json.dumps({"llama.cpp": {"type": "api_key",
+                                                                   "env": {"LLAMA_BASE_URL": http.url}}}))
+        env = {k: v for k, v in os.environ.items() if not k.startswith("LLAMA_") and k not in ("NO_COLOR", "PI_OFFLINE")}
+        env.update({"TERM": "xterm", "PI_CODING_AGENT_DIR": str(agent), "PI_NO_OSC52": "1"})
+        app = PtyApp([sys.executable, "-m", "pi_core", "--provider", "faux", "--no-session"], env=env,
+                     cwd=project, stderr=tmp_path / "stderr.txt")
+        try:
+            app.wait_for(lambda: "thinking" in app.display()[-1] or "faux" in app.display()[-1], 40)
+            deadline = time.monotonic() + 30
+            while not (agent / "models-store.json").exists() and time.monotonic() < deadline:
+                time.sleep(0.05)  # the start-up refresh saved the router's list
+            assert "llama-3.2-1b" not in (agent / "models-store.json").read_text()
+            lists_before = len(http.requests_to("/models"))
+            with router.lock:
+                router.models["llama-3.2-1b"]["status"] = {"value": "loaded"}  # loaded by another client
+            app.settle(0.3)
+            app.send("/model")
+            app.settle(0.3)
+            app.send("\r")
+            app.wait_for("Model catalogs refreshed.", 30)
+            assert len(http.requests_to("/models")) > lists_before  # fetched while the picker was open
+            app.send("llama-3.2")
+            app.wait_for(lambda: any("llama.cpp/llama-3.2-1b" in line for line in app.display()), 20)
+            app.settle(0.3)
+            app.send("\r")
+            app.wait_for("Model: llama.cpp/llama-3.2-1b", 20)
+        finally:
+            app.close()
+    saved = json.loads((agent / "models-store.json").read_text())["llama.cpp"]
+    assert "llama-3.2-1b" in [m["id"] for m in saved["models"]]

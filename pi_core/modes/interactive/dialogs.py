@@ -21,11 +21,17 @@ class TerminalDialogs:
     def __init__(self, palette: Palette) -> None:
         self.palette = palette
 
-    async def select(self, title: str, options: Sequence[str]) -> int | None:
+    async def select(self, title: str, options: Sequence[str], *, refresh: Refresh | None = None) -> int | None:
+        """The position of the chosen option. With ``refresh``, the list is shown at once and ``refresh()``
+        runs in the background; the options it returns (with a status line) replace the shown ones — the
+        answer is then a position in those."""
+        import asyncio
+
         from prompt_toolkit.application import Application
         from prompt_toolkit.buffer import Buffer
+        from prompt_toolkit.filters import Condition
         from prompt_toolkit.formatted_text import ANSI
-        from prompt_toolkit.layout import HSplit, Layout, Window
+        from prompt_toolkit.layout import ConditionalContainer, HSplit, Layout, Window
         from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
 
         state = _SelectState(list(options))
@@ -41,12 +47,32 @@ class TerminalDialogs:
                    dont_extend_height=True),
             Window(BufferControl(query), height=1, get_line_prefix=lambda *_: ANSI(p("filter: ", "gray"))),
             Window(FormattedTextControl(body), dont_extend_height=True),
+            ConditionalContainer(Window(FormattedTextControl(lambda: ANSI(p(state.status, "gray"))), height=1),
+                                 filter=Condition(lambda: bool(state.status))),
         ]), focused_element=query)
         app: Application[int | None] = Application(layout=layout, key_bindings=_select_keys(state),
                                                    erase_when_done=True, full_screen=False)
         app.ttimeoutlen = 0.05
         app.timeoutlen = 0.1  # a lone Esc cancels at once
-        return await app.run_async()
+        if refresh is None:
+            return await app.run_async()
+
+        async def update() -> None:
+            state.status = "Refreshing model catalogs…"
+            result = await refresh()
+            if result is not None:
+                fresh, status = result
+                state.replace(list(fresh), query.text)
+                state.status = status
+            else:
+                state.status = ""
+            app.invalidate()
+
+        task = asyncio.ensure_future(update())
+        try:
+            return await app.run_async()
+        finally:
+            task.cancel()
 
     async def input(self, title: str, placeholder: str, prefill: str = "", *, secret: bool = False) -> str | None:
         return await self._prompt(title, prefill, placeholder, multiline=False, secret=secret)
@@ -97,11 +123,27 @@ class TerminalDialogs:
                                           is_password=secret)
 
 
+#: A picker's background refresh: the new options and a status line, or ``None`` to keep the shown ones.
+Refresh = Callable[[], Awaitable["tuple[Sequence[str], str] | None"]]
+
+
 class _SelectState:
     def __init__(self, options: list[str]) -> None:
         self.options = options
         self.visible = list(range(len(options)))
         self.cursor = 0
+        self.status = ""
+
+    def replace(self, options: list[str], query: str) -> None:
+        """New options under the same filter; the cursor stays on the option it was on when still there."""
+        chosen = self.chosen()
+        was = self.options[chosen] if chosen is not None else None
+        self.options = options
+        self.filter(query)
+        if was is not None and was in options:
+            index = options.index(was)
+            if index in self.visible:
+                self.cursor = self.visible.index(index)
 
     def filter(self, text: str) -> None:
         words = text.lower().split()
@@ -158,7 +200,8 @@ class LineDialogs:
         self.write = write
         self.read_line = read_line
 
-    async def select(self, title: str, options: Sequence[str]) -> int | None:
+    async def select(self, title: str, options: Sequence[str], *, refresh: Refresh | None = None) -> int | None:
+        """A numbered list (``refresh`` is not waited for: the list is printed once)."""
         self.write(title)
         for number, option in enumerate(options, 1):
             self.write(f"  {number}. {option}")
@@ -203,4 +246,4 @@ class LineDialogs:
             lines.append(line)
 
 
-__all__ = ["LineDialogs", "TerminalDialogs"]
+__all__ = ["LineDialogs", "Refresh", "TerminalDialogs"]

@@ -22,7 +22,9 @@ T = TypeVar("T")
 class Dialogs(Protocol):
     """How dialogs are drawn: with prompt_toolkit on a terminal, line by line on a pipe."""
 
-    async def select(self, title: str, options: Sequence[str]) -> int | None: ...
+    async def select(self, title: str, options: Sequence[str], *,
+                     refresh: Callable[[], Awaitable[tuple[Sequence[str], str] | None]] | None = None) -> int | None:
+        ...
     async def input(self, title: str, placeholder: str, prefill: str = "", *, secret: bool = False) -> str | None:
         """One line; ``secret``: not shown as typed (where the dialog can hide it)."""
     async def tree(self, state: Any, keymap: Any, title: str) -> tuple[str, str] | None: ...
@@ -134,14 +136,31 @@ class InteractiveUI(UI):
 
     # -- the pickers commands ask for (pi_core.UI answers them with None) ---------------------------
 
-    async def select_model(self, models: Sequence[Any], current: Any = None) -> Any:
+    async def select_model(self, models: Sequence[Any], current: Any = None, *,
+                           refresh: Callable[[], Awaitable[tuple[Sequence[Any], str] | None]] | None = None) -> Any:
         def is_current(m: Any) -> bool:
             return current is not None and (m.provider, m.id) == (current.provider, current.id)
 
-        labels = [f"{m.provider}/{m.id}" + (f"  {m.name}" if m.name and m.name != m.id else "")
-                  + ("  (current)" if is_current(m) else "") for m in models]
-        index = await self.select_index("Model", labels)
-        return None if index is None else list(models)[index]
+        def labels(listed: Sequence[Any]) -> list[str]:
+            return [f"{m.provider}/{m.id}" + (f"  {m.name}" if m.name and m.name != m.id else "")
+                    + ("  (current)" if is_current(m) else "") for m in listed]
+
+        shown = list(models)
+        if refresh is None:
+            index = await self.select_index("Model", labels(shown))
+            return None if index is None else shown[index]
+
+        async def refreshed() -> tuple[list[str], str] | None:
+            nonlocal shown
+            result = await refresh()
+            if result is None:
+                return None
+            shown = list(result[0])
+            return labels(shown), result[1]
+
+        index = await self._ask(lambda: self.dialogs.select("Model", labels(shown), refresh=refreshed), None)
+        self._echo("Model", None if index is None else labels(shown)[index])
+        return None if index is None else shown[index]
 
     async def select_fork_point(self, points: Sequence[Any], *, title: str) -> Any:
         index = await self.select_index(title, [" ".join(p.text.split())[:70] or "(empty)" for p in points])
