@@ -239,3 +239,34 @@ def test_no_credentials_and_no_botocore_are_clear_errors(agent_dir: Path, bedroc
     monkeypatch.setitem(sys.modules, "botocore.session", None)
     reply = run(complete(registry.get_model("amazon-bedrock", MODEL), CONTEXT, registry=registry))
     assert reply.stop_reason == "error" and "pip install 'pi-core-agent[bedrock]'" in reply.error_message
+
+
+def test_ecs_task_credentials_from_the_container_endpoint(agent_dir: Path, bedrock: FakeHTTP,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """ECS task roles (pi: "ECS task credentials ... through the standard AWS_CONTAINER_CREDENTIALS_*
+    variables"): botocore's container provider fetches them from the endpoint, and they sign the request."""
+    from datetime import datetime, timedelta, timezone
+
+    expiration = (datetime.now(timezone.utc) + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    fetched: list[Request] = []
+
+    def credentials(request: Request) -> Answer:
+        fetched.append(request)
+        return Answer(200, {"AccessKeyId": "ASIAECSEXAMPLE", "SecretAccessKey": "ecs-secret",
+                            "Token": "ecs-session-token", "Expiration": expiration})
+
+    def answer(request: Request) -> Answer:
+        verify_sigv4(request, "ASIAECSEXAMPLE", "ecs-secret", "ecs-session-token", "us-west-2")
+        return Answer(200, converse_events(tool=False), {"content-type": "application/vnd.amazon.eventstream"})
+
+    bedrock.route("GET", "/v2/credentials/task-role", credentials)
+    bedrock.route("POST", PATH, answer)
+    monkeypatch.setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", f"{bedrock.url}/v2/credentials/task-role")
+    monkeypatch.setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN", "ecs-agent-token")
+    monkeypatch.setenv("AWS_REGION", "us-west-2")
+    registry = registry_for(agent_dir, bedrock)
+    assert registry.has_auth("amazon-bedrock")
+    reply = run(complete(registry.get_model("amazon-bedrock", MODEL), CONTEXT, registry=registry))
+    assert reply.stop_reason == "stop", reply.error_message
+    assert reply.text() == "Hello there"
+    assert fetched and fetched[0].headers["authorization"] == "ecs-agent-token"
