@@ -230,6 +230,29 @@ def test_stored_key_with_env_object_and_command(agent_dir: Path, capture: Captur
     assert capture.options[-1].api_key == "from-command"
 
 
+def test_a_command_key_runs_once_per_process_and_a_failure_stays_unresolved(agent_dir: Path, tmp_path: Path,
+                                                                            capture: Capture) -> None:
+    """pi: the command runs when the key is first needed and its output is cached for the process lifetime;
+    empty output or a nonzero exit leaves the key unresolved until pi restarts."""
+    counter = tmp_path / "runs.txt"
+    script = tmp_path / "key.py"
+    script.write_text(f"import pathlib\np = pathlib.Path({str(counter)!r})\n"
+                      "p.write_text(p.read_text() + 'x' if p.exists() else 'x')\nprint('key-from-vault')\n")
+    command = f"!{sys.executable} {script}"
+    registry, model = custom_model(agent_dir, {"acme": {"type": "api_key", "key": command}}, {})
+    for _ in range(3):
+        run(complete(model, CONTEXT, registry=registry))
+    assert [o.api_key for o in capture.options[-3:]] == ["key-from-vault"] * 3
+    assert counter.read_text() == "x"  # ran once for the three requests
+
+    failing = tmp_path / "fails.py"
+    failing.write_text("import sys\nsys.exit(3)\n")
+    registry, model = custom_model(agent_dir, {"acme": {"type": "api_key", "key": f"!{sys.executable} {failing}"}}, {})
+    assert not registry.has_auth("acme") or registry.get_api_key("acme") is None
+    failing.write_text("print('now-it-works')\n")  # fixed, but this process keeps the failure
+    assert registry.get_api_key("acme") is None
+
+
 def test_explicit_then_stored_then_models_json_then_environment(agent_dir: Path, capture: Capture) -> None:
     registry, model = custom_model(agent_dir, None, {}, "models-json-key")
     run(complete(model, CONTEXT, registry=registry, api_key="explicit"))
