@@ -223,6 +223,7 @@ class ModelRegistry:
         for config in self._base:
             self._providers[config.name] = _Provider(config)
         self._custom_keys: dict[str, str] = {}
+        self._auth_header: set[str] = set()  # models.json "authHeader": the resolved key as a bearer too
         if self._load_files:
             entries, errors = load_models_json(self.agent_dir / "models.json")
             self.errors.extend(errors)
@@ -278,10 +279,8 @@ class ModelRegistry:
             current.overrides[model_id] = override
         for item in entry.models or []:
             self._add_custom_model(name, current, entry, item)
-        if entry.auth_header and entry.api_key:
-            key = resolve_config_value(entry.api_key, self._env)
-            if key:
-                current.patch["headers"] = {**current.patch.get("headers", {}), "Authorization": f"Bearer {key}"}
+        if entry.auth_header:
+            self._auth_header.add(name)
         current._models = None
 
     def _add_custom_model(self, name: str, provider: _Provider, entry: ProviderEntry, item: Any) -> None:
@@ -359,14 +358,21 @@ class ModelRegistry:
                                               min_validity_ms=min_validity_ms)
         if result is not None and self._env is not None:  # a registry given its own environment: providers read it
             result.env = {**self._env, **(result.env or {})}
+        return self._with_auth_header(provider, result)
+
+    def _with_auth_header(self, provider: str, result: AuthResult | None) -> AuthResult | None:
+        """pi's ``authHeader``: the resolved key (from wherever it came) also as ``Authorization: Bearer``."""
+        if provider in self._auth_header and result is not None and result.api_key:
+            result.headers = {**(result.headers or {}), "Authorization": f"Bearer {result.api_key}"}
         return result
 
     def peek_auth(self, provider: str, explicit: str | None = None) -> AuthResult | None:
         """Like :meth:`resolve_auth` without refreshing (an OAuth token is returned as stored) and without
         awaiting ambient credentials that need it."""
         explicit = explicit or self._runtime_keys.get(provider)
-        return self._resolver.resolve_sync(provider, self.get_provider(provider), self.provider_auth(provider),
-                                           self._custom_keys.get(provider), explicit)
+        return self._with_auth_header(provider, self._resolver.resolve_sync(
+            provider, self.get_provider(provider), self.provider_auth(provider), self._custom_keys.get(provider),
+            explicit))
 
     def get_api_key(self, provider: str, explicit: str | None = None) -> str | None:
         """The API key of :meth:`peek_auth`."""

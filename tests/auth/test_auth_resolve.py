@@ -298,3 +298,23 @@ def test_workload_identity_federation_exchanges_the_identity_token(agent_dir: Pa
     sent = http.requests_to("/v1/messages")[0]
     assert "x-api-key" not in sent.headers and "oauth-2025-04-20" in sent.headers["anthropic-beta"].split(",")
     assert [b["text"] for b in sent.body["system"]] == ["Be helpful."]  # not a subscription: no Claude Code shape
+
+
+def test_auth_header_sends_the_resolved_key_as_a_bearer_from_any_source(agent_dir: Path) -> None:
+    """models.json ``authHeader: true`` (pi: "send the resolved API key as Authorization: Bearer"): the key
+    may come from auth.json or the environment, not only from models.json's ``apiKey``."""
+    from pi_core.testing import FakeProviderServer
+
+    with FakeProviderServer(["one", "two"]) as server:
+        provider = {"baseUrl": server.url, "api": "anthropic-messages", "authHeader": True,
+                    "models": [{"id": "gateway-model"}]}
+        registry = builtin_registry(agent_dir, env={}, models_json={"providers": {"gateway": provider}},
+                                    auth_json={"gateway": {"type": "api_key", "key": "stored-key"}})
+        run(complete(registry.get_model("gateway", "gateway-model"), CONTEXT, registry=registry))
+        provider["apiKey"] = "$GATEWAY_KEY"
+        registry = builtin_registry(agent_dir, env={"GATEWAY_KEY": "env-key"},
+                                    models_json={"providers": {"gateway": provider}}, auth_json={})
+        run(complete(registry.get_model("gateway", "gateway-model"), CONTEXT, registry=registry))
+        first, second = (r.headers for r in server.requests)
+    assert first["authorization"] == "Bearer stored-key"
+    assert second["authorization"] == "Bearer env-key"
