@@ -174,7 +174,7 @@ def build_payload(model: Model, context: Context, options: StreamOptions) -> dic
     retention = options.cache_retention or "short"
     chatgpt = is_chatgpt_sign_in(model, options.api_key)  # such tokens may not set these fields
     payload: dict[str, Any] = {"model": model.id, "input": convert_input(model, context), "stream": True}
-    if retention != "none" and options.session_id:
+    if retention != "none" and options.session_id and compat.get("promptCacheKeyMode", "auto") != "disabled":
         payload["prompt_cache_key"] = options.session_id[:64]
     if retention == "long" and compat.get("supportsLongCacheRetention", True) and not chatgpt:
         payload["prompt_cache_retention"] = "24h"
@@ -221,7 +221,24 @@ def request_headers(model: Model, options: StreamOptions) -> dict[str, str]:
     base = {"accept": "application/json"}
     if options.api_key:
         base["authorization"] = f"Bearer {options.api_key}"
+    base.update(session_affinity_headers(model, options))
     return merge_headers(base, model.headers, options.headers)
+
+
+def session_affinity_headers(model: Model, options: StreamOptions) -> dict[str, str]:
+    """pi's session-affinity headers (``compat.sessionAffinityFormat``; only while caching is on):
+    ``openai`` (the default) sends ``session-id`` and ``x-client-request-id``, ``openai-nosession`` only the
+    latter, ``openrouter`` (OpenRouter's URLs) ``x-session-id``."""
+    session = options.session_id
+    if not session or (options.cache_retention or "short") == "none":
+        return {}
+    detected = "openrouter" if model.provider == "openrouter" or "openrouter.ai" in model.base_url else "openai"
+    style = (model.compat or {}).get("sessionAffinityFormat") or detected
+    if style == "openrouter":
+        return {"x-session-id": session}
+    if style == "openai-nosession":
+        return {"x-client-request-id": session}
+    return {"session-id": session, "x-client-request-id": session}
 
 
 # -- streaming ---------------------------------------------------------------------------------------
@@ -452,5 +469,5 @@ def register_providers(register: Any) -> None:
     register(meta)
 
 
-__all__ = ["API", "OPENAI_BASE_URL", "build_payload", "is_chatgpt_sign_in", "convert_input", "normalize_tool_call_id", "request_headers", "run_responses",
-           "stream_responses"]
+__all__ = ["API", "OPENAI_BASE_URL", "build_payload", "convert_input", "is_chatgpt_sign_in", "normalize_tool_call_id",
+           "request_headers", "run_responses", "session_affinity_headers", "stream_responses"]

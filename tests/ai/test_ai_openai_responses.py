@@ -214,3 +214,28 @@ def test_thinking_of_another_provider_is_sent_as_text() -> None:
                           StreamOptions())["input"]
     texts = [i["content"][0]["text"] for i in items if i.get("type") == "message"]
     assert texts == ["deep thought", "answer"]
+
+
+def test_session_affinity_headers_and_prompt_cache_key_modes() -> None:
+    """pi's ``sessionAffinityFormat`` (openai: ``session-id`` + ``x-client-request-id``; openai-nosession: only the
+    latter; openrouter: ``x-session-id``) while caching is on, and ``promptCacheKeyMode: disabled``."""
+    from plugins.providers.openai_responses import request_headers
+
+    def headers(m: Model, **options: Any) -> dict[str, str]:
+        return {k: v for k, v in request_headers(m, StreamOptions(api_key="sk-test", **options)).items()
+                if k in ("session-id", "x-client-request-id", "x-session-id")}
+
+    assert headers(model(), session_id="sess-1") == {"session-id": "sess-1", "x-client-request-id": "sess-1"}
+    assert headers(model(), session_id="sess-1", cache_retention="none") == {}
+    assert headers(model()) == {}
+    assert headers(model(compat={"sessionAffinityFormat": "openai-nosession"}), session_id="s") == {
+        "x-client-request-id": "s"}
+    assert headers(model(provider="openrouter", url="https://openrouter.ai/api/v1"), session_id="s") == {
+        "x-session-id": "s"}
+    disabled = build_payload(model(compat={"promptCacheKeyMode": "disabled"}), CTX, StreamOptions(session_id="s"))
+    assert "prompt_cache_key" not in disabled
+    assert build_payload(model(), CTX, StreamOptions(session_id="s"))["prompt_cache_key"] == "s"
+    # and on the wire
+    message, _, server = run(serve([Reply(chunks=[fixture("text.sse")])], session_id="sess-2"))
+    sent = server.requests[0].headers
+    assert sent["session-id"] == "sess-2" and sent["x-client-request-id"] == "sess-2"
