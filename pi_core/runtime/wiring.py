@@ -30,6 +30,50 @@ if TYPE_CHECKING:
     from ..extensions.manager import PluginHost
 
 
+_UNREAD: Any = object()
+
+
+class _CopyOnRead:
+    """``messages`` of a hook event as a deep copy made the first time a handler reads them.
+
+    Handlers get a copy so that what they change never reaches the session's history; a handler that
+    only looks at the tools or the system prompt (codemode rewrites tool descriptions before every
+    request) must not pay for copying the whole conversation — on a long session that copy was most of
+    a request's cost — nor hand the provider new message objects, which would defeat its reuse of the
+    turns it converted for the previous request."""
+
+    _source: Any
+    _copy: Any
+
+    @classmethod
+    def of(cls, source: Any, **fields: Any) -> Any:
+        event = cls(messages=_UNREAD, **fields)
+        event._source = source
+        return event
+
+    @property  # type: ignore[misc]
+    def messages(self) -> Any:
+        if self._copy is _UNREAD:
+            self._copy = copy.deepcopy(self._source)
+        return self._copy
+
+    @messages.setter
+    def messages(self, value: Any) -> None:
+        self._copy = value
+
+
+class _LazyContextEvent(_CopyOnRead, ContextEvent):
+    pass
+
+
+class _LazyContextWithSystemEvent(_CopyOnRead, ContextWithSystemEvent):
+    pass
+
+
+def _untouched(event: Any) -> bool:
+    return isinstance(event, _CopyOnRead) and event._copy is _UNREAD
+
+
 class HookWiring:
     def __init__(self, host: PluginHost, ctx: ExtensionContext, model: Callable[[], Model | None]) -> None:
         self.host, self.ctx, self._model = host, ctx, model
@@ -37,18 +81,20 @@ class HookWiring:
     async def transform_context(self, messages: list[Any], signal: AbortSignal) -> list[Any]:
         if not self.host.dispatch.has("context"):
             return messages
-        event = ContextEvent(messages=copy.deepcopy(messages), model=self._model())
+        event = _LazyContextEvent.of(messages, model=self._model())
         event = await self.host.dispatch.call("context", event, self.ctx)
+        if _untouched(event):
+            return messages  # no handler looked at the messages: the conversation as it was
         return list(event.messages)
 
     async def transform_request(self, context: Context) -> Context:
         if not self.host.dispatch.has("context_with_system"):
             return context
-        event = ContextWithSystemEvent(system_prompt=context.system_prompt or "",
-                                       messages=copy.deepcopy(context.messages),
-                                       tools=copy.deepcopy(context.tools or []), model=self._model())
+        event = _LazyContextWithSystemEvent.of(context.messages, system_prompt=context.system_prompt or "",
+                                               tools=copy.deepcopy(context.tools or []), model=self._model())
         event = await self.host.dispatch.call("context_with_system", event, self.ctx)
-        return Context(system_prompt=event.system_prompt, messages=event.messages, tools=event.tools)
+        messages = context.messages if _untouched(event) else event.messages
+        return Context(system_prompt=event.system_prompt, messages=messages, tools=event.tools)
 
     async def on_payload(self, payload: dict[str, Any], model: Model | None = None) -> dict[str, Any]:
         if not self.host.dispatch.has("before_provider_request"):

@@ -21,7 +21,7 @@ import os
 import re
 import weakref
 from array import array
-from itertools import accumulate
+from operator import attrgetter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -119,6 +119,9 @@ def line_at(path: Path, offset: int) -> int:
     return line
 
 
+_TYPE, _ID, _PARENT = attrgetter("type"), attrgetter("id"), attrgetter("parentId")
+
+
 def _text_or(value: Any, other: Any) -> Any:
     return value if value.__class__ is str else other
 
@@ -128,43 +131,51 @@ class _Scanner:
         self.scan = scan
         self.decode_lines, self.decode_one = _decoders or _head_decoder()
 
-    def block(self, data: bytes, offset: int, line: int) -> int:
-        """Whole lines ``data`` (ending in a newline) that start at byte ``offset``, line ``line`` + 1;
-        returns the number of lines."""
-        lengths = list(map(len, data.split(b"\n")))
-        lengths.pop()  # after the final newline
+    def block(self, buf: bytearray, view: memoryview, start: int, end: int, offset: int, line: int) -> int:
+        """The whole lines of ``buf[start:end]`` (ending in a newline), which start at byte ``offset`` of
+        the file, line ``line`` + 1; returns the number of lines. ``view`` is a memoryview of ``buf``:
+        nothing of the block is copied."""
+        find = buf.find
+        starts: list[int] = []
+        lengths: list[int] = []
+        add_start, add_length = starts.append, lengths.append
+        pos = start
+        while pos < end:
+            stop = find(b"\n", pos, end)
+            add_start(pos)
+            add_length(stop - pos)
+            pos = stop + 1
         count = len(lengths)
         try:
-            heads = self.decode_lines(data)
+            heads = self.decode_lines(view[start:end])
         except Exception:  # noqa: BLE001 - any bad line: look at them one by one
             heads = None
         if heads is None or len(heads) != count or 0 in lengths:
-            self._by_line(data, lengths, offset, line)
+            self._by_line(bytes(view[start:end]), lengths, offset, line)
             return count
         scan = self.scan
         first = len(scan.ids)
         if scan.header is None and not first and heads and heads[0].type == "session":
-            scan.header = loads(data[:lengths[0]])
-            offset += lengths[0] + 1
+            scan.header = loads(bytes(view[start:start + lengths[0]]))
             heads = heads[1:]
-            data = data[lengths[0] + 1:]
-            del lengths[0]
-        starts = list(accumulate([offset, *(n + 1 for n in lengths[:-1])])) if lengths else []
-        types = [h.type for h in heads]
+            del starts[0], lengths[0]
+        shift = offset - start
+        types = list(map(_TYPE, heads))
         scan.types.extend(types)
-        scan.ids.extend([h.id for h in heads])
-        scan.parent_ids.extend([h.parentId for h in heads])
-        scan.roles.extend([h.message.role if h.message is not None else None for h in heads])
-        scan.offsets.extend(starts)
+        scan.ids.extend(map(_ID, heads))
+        scan.parent_ids.extend(map(_PARENT, heads))
+        roles = [h.message.role if h.message is not None else None for h in heads]
+        if not all(r is None or r.__class__ is str for r in roles):
+            roles = [_text_or(r, None) for r in roles]
+        scan.roles.extend(roles)
+        scan.offsets.extend([s + shift for s in starts] if shift else starts)
         scan.lengths.extend(lengths)
-        eager = [n for n, kind in enumerate(types) if kind.__class__ is not str or kind in _EAGER]
-        for n in eager:
-            start = starts[n] - offset
-            scan.parsed[first + n] = loads(data[start:start + lengths[n]])
-            if types[n].__class__ is not str:
-                scan.types[first + n] = ODD_TYPE
-        if eager or not all(r is None or r.__class__ is str for r in scan.roles[first:]):
-            scan.roles[first:] = [_text_or(r, None) for r in scan.roles[first:]]
+        for n, kind in enumerate(types):
+            if kind.__class__ is not str or kind in _EAGER:
+                at = starts[n]
+                scan.parsed[first + n] = loads(bytes(view[at:at + lengths[n]]))
+                if kind.__class__ is not str:
+                    scan.types[first + n] = ODD_TYPE
         return count
 
     def _by_line(self, data: bytes, lengths: list[int], offset: int, line: int) -> None:
@@ -232,25 +243,44 @@ def scan_session_file(path: Path) -> Scan:
 
 
 def _read_blocks(handle: Any, scanner: _Scanner) -> tuple[int, int]:
-    pending: list[bytes] = []
-    offset = line = 0
+    """Read the file into one reused buffer, a block at a time, and scan its whole lines; the part of a
+    line that runs past a block moves to the buffer's start (a longer line than the buffer grows it).
+    Returns the offset of what follows the last newline (kept as ``scan.tail``) and the lines read."""
+    buf = bytearray(_BLOCK)
+    view = memoryview(buf)
+    filled = base = line = 0  # bytes held in buf; the file offset of buf[0]; lines scanned
     first = True
-    while block := handle.read(_BLOCK):
-        if first:
-            first = False
-            if block.startswith(_BOM):  # some editors add one; JSON.parse would refuse the header
-                offset = len(_BOM)
-                block = block[len(_BOM):]
-        cut = block.rfind(b"\n") + 1
-        if cut == 0:
-            pending.append(block)  # a line longer than a block; join once it ends
-            continue
-        data = b"".join([*pending, block[:cut]]) if pending else block[:cut]
-        line += scanner.block(data, offset, line)
-        offset += len(data)
-        pending = [block[cut:]] if cut < len(block) else []
-    scanner.scan.tail = b"".join(pending)
-    return offset, line
+    try:
+        while True:
+            if filled == len(buf):  # one line longer than the buffer
+                view.release()
+                buf.extend(bytes(len(buf)))
+                view = memoryview(buf)
+            count = handle.readinto(view[filled:])
+            if not count:
+                break
+            filled += count
+            if first:
+                if filled < len(_BOM) and _BOM.startswith(bytes(view[:filled])):
+                    continue  # not enough yet to tell
+                first = False
+                if buf.startswith(_BOM):  # some editors add one; JSON.parse would refuse the header
+                    view[:filled - len(_BOM)] = view[len(_BOM):filled]
+                    filled -= len(_BOM)
+                    base = len(_BOM)
+            cut = buf.rfind(b"\n", 0, filled) + 1
+            if not cut:
+                continue  # a line longer than what is held; read on
+            line += scanner.block(buf, view, 0, cut, base, line)
+            rest = filled - cut
+            if rest:
+                view[:rest] = view[cut:filled]
+            base += cut
+            filled = rest
+        scanner.scan.tail = bytes(view[:filled])
+    finally:
+        view.release()
+    return base, line
 
 
 def _classify_tail(scan: Scan, line: int) -> None:

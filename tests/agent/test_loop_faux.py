@@ -71,6 +71,52 @@ def test_context_with_system_changes_one_request_only(tmp_path: Path) -> None:
     assert len(stored) == 2 and all(not isinstance(m.content, str) for m in stored)
     assert "bash" in session.active_tool_names()
 
+def test_a_handler_that_reads_no_messages_gets_no_copy_of_them(tmp_path: Path) -> None:
+    """``context`` / ``context_with_system`` handlers get a deep copy of the conversation only when they
+    read it: one that only rewrites tools (codemode does, before every request) costs no copy, and the
+    provider receives the conversation's own message objects (which its turn reuse depends on)."""
+    seen: list[Any] = []
+
+    class ToolsOnly:
+        __name__ = "tools_only"
+
+        @hookimpl
+        def context(self, event: Any) -> None:
+            seen.append(event.model)
+
+        @hookimpl
+        def context_with_system(self, event: ContextWithSystemEvent) -> None:
+            event.tools = [t for t in event.tools if t.name != "bash"]
+
+    class Reader:
+        __name__ = "reader"
+
+        @hookimpl
+        def context_with_system(self, event: ContextWithSystemEvent) -> None:
+            event.messages[-1].content = "changed in the copy"
+
+    for plugins, copied in (([ToolsOnly()], False), ([ToolsOnly(), Reader()], True)):
+        faux = FauxProvider(seed=1)
+        faux.enqueue("first", "second")
+
+        async def scenario() -> Any:
+            session = await session_with(faux, tmp_path, *plugins)
+            await session.prompt("one")
+            await session.prompt("two")
+            return session
+
+        session = run(scenario())
+        sent = faux.requests[1].context.messages
+        assert "bash" not in [t.name for t in faux.requests[1].context.tools]
+        assert [m.role for m in sent] == ["user", "assistant", "user"]
+        history = [m for m in session.messages if m.role in ("user", "assistant")]
+        assert any(a is b for a, b in zip(sent, history)) is not copied
+        assert [m.role for m in history] == ["user", "assistant", "user", "assistant"]
+        assert all(m.content != "changed in the copy" for m in history)
+        if copied:
+            assert sent[-1].content == "changed in the copy"
+    assert len(seen) == 4
+
 
 def test_abort_kills_a_running_sleep_within_a_second(tmp_path: Path) -> None:
     faux = FauxProvider(seed=1)

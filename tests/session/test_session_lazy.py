@@ -157,3 +157,30 @@ def test_custom_entries_are_found_without_reading_the_branch(tmp_path: Path) -> 
     reopened.branch(reopened.raw_entries()[3]["id"])  # before the entry: not on this branch
     assert reopened.get_custom_entries("plugin.state") == []
     assert len(reopened.get_custom_entries("plugin.state", branch=False)) == 1
+
+
+@pytest.mark.parametrize("block", [7, 64, 1000, 1 << 16])
+@pytest.mark.parametrize("bom", [False, True])
+def test_the_scan_reads_the_same_at_any_block_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    block: int, bom: bool) -> None:
+    """The scan reads the file in blocks into one reused buffer; lines that cross a block, lines longer
+    than the buffer, a byte-order mark, blank lines and a torn tail must give what the writer had."""
+    from pi_core.session import scan
+
+    written, leaves = build(tmp_path)
+    written.append_message(UserMessage(content=[TextContent(text="long " * 5000)]))  # longer than a block
+    leaves.append(written.get_leaf_id())
+    written.close()
+    file = written.session_file
+    data = file.read_bytes()
+    lines = data.split(b"\n")
+    lines.insert(7, b"")  # a blank line in the middle (skipped, like pi)
+    data = b"\n".join(lines) + b'{"type":"message","id":"torn'
+    file.write_bytes((b"\xef\xbb\xbf" if bom else b"") + data)
+    monkeypatch.setattr(scan, "_BLOCK", block)
+    reopened = SessionManager.open(file, read_only=True)
+    same_view(written, reopened, leaves)
+    assert [d.kind for d in reopened.diagnostics] == ["torn_tail"]
+    records = reopened._tree.records  # noqa: SLF001 - each offset must point at its entry's own line
+    assert [records.peek(at) for at in range(len(records))] == written.raw_entries()
+    assert reopened.build_session_context().raw_messages[-1]["content"][0]["text"].startswith("long long")
