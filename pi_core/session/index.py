@@ -10,6 +10,7 @@ read when somebody reads them — an entry of a file just opened is not even par
 from __future__ import annotations
 
 from array import array
+from itertools import repeat
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -44,6 +45,12 @@ _BY_TYPE = {"custom_message": CUSTOM_MESSAGE, "branch_summary": BRANCH_SUMMARY,
 _BY_ROLE = {"assistant": ASSISTANT, "system": SYSTEM, "user": USER, "toolResult": TOOL_RESULT}
 _LIST_CONTENT_ROLES = frozenset({"user", "assistant", "toolResult"})
 _ROLE_CODE = {role: _BY_ROLE.get(role, MESSAGE) for role in KNOWN_ROLES}
+#: The kind code by (type, role) of what the scan records: the role only counts for messages.
+_PAIR_CODE: dict[tuple[Any, Any], int] = {
+    **{(kind, role): code for kind, code in _BY_TYPE.items() for role in (None, *KNOWN_ROLES)},
+    **{("message", role): code for role, code in _ROLE_CODE.items()},
+    ("message", None): OTHER,
+}
 
 
 def kind_of(entry: Raw) -> tuple[int, Raw | None]:
@@ -99,6 +106,7 @@ class TreeIndex:
         self.parents = array("q")
         self.kinds = bytearray()
         self.position: dict[str, int] = {}
+        self._last_path: tuple[int, list[int]] | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -123,13 +131,21 @@ class TreeIndex:
     def load_scan(self, scan: Scan) -> None:
         """Index the records of a scanned file (see :mod:`pi_core.session.scan`): no entry is read."""
         types, ids, roles = scan.types, scan.ids, scan.roles
-        role_code, type_code = _ROLE_CODE.get, _BY_TYPE.get
-        codes = [role_code(role, OTHER) if kind == "message" else type_code(kind, OTHER)
-                 for kind, role in zip(types, roles)]
+        # One dict lookup per record at C speed (zip's pair is reused while map looks it up); a pair
+        # the table does not know is an unknown type or role: OTHER.
+        codes: list[Any] = list(map(_PAIR_CODE.get, zip(types, roles)))
+        at = -1
+        try:
+            while True:
+                at = codes.index(None, at + 1)
+                kind = types[at]
+                codes[at] = _ROLE_CODE.get(roles[at], OTHER) if kind == "message" else _BY_TYPE.get(kind, OTHER)
+        except ValueError:
+            pass
         for at, record in scan.parsed.items():
             codes[at] = kind_of(record)[0]
         parent_ids = scan.parent_ids
-        if all(i.__class__ is str for i in ids) and "session" not in types:
+        if set(map(type, ids)) <= {str} and "session" not in types:
             where: Any = range(len(ids))
             ids = list(ids)
         else:  # records without a string id and stray headers are not tree entries
@@ -158,7 +174,7 @@ class TreeIndex:
             parent_ids = [_past_broken(p, position, broken) if p.__class__ is str and p not in position else p
                           for p in parent_ids]
         try:
-            self.parents.extend([get(p, -1) for p in parent_ids])
+            self.parents.extend(map(get, parent_ids, repeat(-1)))
         except TypeError:  # an unhashable parentId somewhere
             self.parents.extend([get(p, -1) if p.__class__ is str else -1 for p in parent_ids])
 
@@ -209,19 +225,36 @@ class TreeIndex:
             at = kinds.find(kind, at + 1)
 
     def path(self, at: int | None) -> list[int]:
-        """Positions from the root to ``at``; stops at a missing parent or where the links loop."""
-        out: list[int] = []
+        """Positions from the root to ``at``; stops at a missing parent or where the links loop.
+
+        A position's parent never changes once indexed, so the last path is kept: asking again (the
+        projection, plugin state and the branch all ask at every turn) copies it, and the path of an
+        entry below it (the next turn's leaf) walks only up to it."""
         if at is None:
-            return out
+            return []
+        cached = self._last_path
+        if cached is not None and cached[0] == at:
+            return list(cached[1])
+        out: list[int] = []
         parents, append, limit = self.parents, out.append, len(self.ids)
+        stop = cached[0] if cached is not None else -2
         while at >= 0:
+            if at == stop:
+                assert cached is not None
+                out.reverse()
+                out = [*cached[1], *out]
+                break
             append(at)
             at = parents[at]
             if len(out) > limit:
                 out = _before_repeat(out)
+                out.reverse()
                 break
-        out.reverse()
-        return out
+        else:
+            out.reverse()
+        if out:
+            self._last_path = (out[-1], out)
+        return list(out)
 
 
 def _past_broken(parent: Any, position: dict[str, int], broken: dict[str, Any]) -> Any:

@@ -20,6 +20,7 @@ All of this runs over the raw dicts; typed messages are made only when asked for
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from operator import itemgetter
 from typing import Any, overload
 
 from pi_core.ai.message_list import DeferredMessage, MessageList
@@ -276,21 +277,39 @@ class SessionContext:
                 f"thinking_level={self.thinking_level!r}, model={self.model!r})")
 
 
-def context_settings(tree: TreeIndex, path: list[int]) -> tuple[str, ModelRef | None]:
-    """The last thinking level change and the last model source on ``path`` (searched backwards)."""
+def context_settings(tree: TreeIndex, path: list[int], path_kinds: bytes | None = None) -> tuple[str, ModelRef | None]:
+    """The last thinking level change and the last model source on ``path`` (searched backwards).
+
+    ``path_kinds`` (the kind code of each position of ``path``, see :func:`kinds_along`) lets the
+    search run at C speed: on a long path whose thinking level was set once at its start, walking it
+    back entry by entry was most of the projection."""
     kinds, entries = tree.kinds, tree.entries
+    if path_kinds is None:
+        path_kinds = kinds_along(tree, path)
     thinking: Any = _MISSING
+    at = path_kinds.rfind(THINKING_CHANGE)
+    if at >= 0:
+        thinking = entries[path[at]].get("thinkingLevel")
     model: tuple[Any, Any] | None = None
-    for at in reversed(path):
-        kind = kinds[at]
-        if model is None and kind in (ASSISTANT, ODD_MESSAGE, MODEL_CHANGE):
-            model = _model_source(entries[at])
-        elif kind == THINKING_CHANGE and thinking is _MISSING:
-            thinking = entries[at].get("thinkingLevel")
-        if model is not None and thinking is not _MISSING:
+    end = len(path_kinds)
+    while end > 0:
+        n = max(path_kinds.rfind(ASSISTANT, 0, end), path_kinds.rfind(ODD_MESSAGE, 0, end),
+                path_kinds.rfind(MODEL_CHANGE, 0, end))
+        if n < 0:
             break
+        model = _model_source(entries[path[n]])
+        if model is not None:
+            break
+        end = n
     ref = ModelRef(provider=model[0], model_id=model[1]) if model is not None else None
     return ("off" if thinking is _MISSING else thinking), ref
+
+
+def kinds_along(tree: TreeIndex, path: list[int]) -> bytes:
+    """The kind code of each position of ``path``, as bytes (built at C speed)."""
+    if len(path) > 1:
+        return bytes(itemgetter(*path)(tree.kinds))
+    return bytes([tree.kinds[at] for at in path])
 
 
 def _model_source(entry: Raw) -> tuple[Any, Any] | None:
@@ -302,19 +321,25 @@ def _model_source(entry: Raw) -> tuple[Any, Any] | None:
     return None
 
 
-def context_window(tree: TreeIndex, path: list[int]) -> list[int]:
+def context_window(tree: TreeIndex, path: list[int], path_kinds: bytes | None = None) -> list[int]:
     """The compaction window of ``path`` (step 3 above), as positions."""
     kinds = tree.kinds
-    last = -1
-    for n in range(len(path) - 1, -1, -1):
-        if kinds[path[n]] == COMPACTION:
-            last = n
-            break
+    if path_kinds is None:
+        path_kinds = kinds_along(tree, path)
+    last = path_kinds.rfind(COMPACTION)
     if last < 0:
         return path
     first_kept = tree.entries[path[last]].get("firstKeptEntryId")
     ids = tree.ids
-    start = next((n for n in range(last) if ids[path[n]] == first_kept), last)
+    start = last
+    kept_at = tree.position.get(first_kept) if first_kept.__class__ is str else None
+    if kept_at is not None and len(tree.position) == len(ids):  # ids unique: find its position at C speed
+        try:
+            start = path.index(kept_at, 0, last)
+        except ValueError:
+            start = last
+    elif kept_at is not None:  # an id used twice: the first entry of the path that has it
+        start = next((n for n in range(last) if ids[path[n]] == first_kept), last)
     kept = [at for at in path[start:last] if kinds[at] != SYSTEM
             and not (kinds[at] == ODD_MESSAGE and _is_system_message(tree.entries[at]))]
     return [path[last], *kept, *path[last + 1:]]
@@ -403,8 +428,9 @@ def apply_edit(messages: list[Raw], edit: Raw) -> list[Raw]:
 
 def project(tree: TreeIndex, path: list[int]) -> SessionContext:
     """The session context of the entries at ``path`` (steps 2-5 above)."""
-    thinking, model = context_settings(tree, path)
-    window = context_window(tree, path)
+    path_kinds = kinds_along(tree, path)
+    thinking, model = context_settings(tree, path, path_kinds)
+    window = context_window(tree, path, path_kinds)
     kinds, entries, ids = tree.kinds, tree.entries, tree.ids
     edits: dict[Any, Raw] = {}
     for at in window:
@@ -500,5 +526,6 @@ __all__ = [
     "context_window",
     "current_system_message",
     "entry_messages",
+    "kinds_along",
     "project",
 ]

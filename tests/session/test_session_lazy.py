@@ -184,3 +184,54 @@ def test_the_scan_reads_the_same_at_any_block_size(tmp_path: Path, monkeypatch: 
     records = reopened._tree.records  # noqa: SLF001 - each offset must point at its entry's own line
     assert [records.peek(at) for at in range(len(records))] == written.raw_entries()
     assert reopened.build_session_context().raw_messages[-1]["content"][0]["text"].startswith("long long")
+
+
+def test_paths_asked_in_any_order_match_a_fresh_open(tmp_path: Path) -> None:
+    """The index keeps the last path it walked and extends it for an entry below it: asking for the
+    context at every entry, in an order that jumps between branches, gives what a fresh open gives."""
+    written, _ = build(tmp_path)
+    ids = [e["id"] for e in written.raw_entries()]
+    order = ids[::3] + ids[1::3][::-1] + ids[2::3] + ids[::-1]
+    warm = SessionManager.open(written.session_file, read_only=True)
+    for entry_id in order:
+        cold = SessionManager.open(written.session_file, read_only=True)
+        a, b = warm.build_session_context(entry_id), cold.build_session_context(entry_id)
+        assert list(a.raw_messages) == list(b.raw_messages) and a.source_ids == b.source_ids
+        assert (a.thinking_level, a.model) == (b.thinking_level, b.model)
+        assert warm.get_raw_branch(entry_id) == cold.get_raw_branch(entry_id)
+        cold.close()
+    # the writer's own index grew entry by entry: its paths came from extending the cached one
+    same_view(written, warm, [None])
+    written.close()
+
+
+def _line(**fields: Any) -> str:
+    return json.dumps({"timestamp": "2026-01-01T00:00:00.000Z", **fields}) + "\n"
+
+
+def test_compaction_keeps_from_the_first_entry_of_the_path_with_that_id(tmp_path: Path) -> None:
+    """The kept range of a compaction starts at the first entry of its path with ``firstKeptEntryId``:
+    with unique ids (found through the id index), with an id written twice (lookups take the later
+    entry, as pi's ``Map.set``; here the path loops back through it) and with an id not on the path."""
+    def message(entry_id: str, parent: str | None, text: str) -> str:
+        return _line(type="message", id=entry_id, parentId=parent,
+                     message={"role": "user", "content": text, "timestamp": 1})
+
+    head = _line(type="session", version=3, id="s", cwd=str(tmp_path))
+    body = [message("a", None, "A"), message("b", "a", "B"), message("c", "b", "C"),
+            message("d", "c", "D")]
+    unique = head + "".join(body) + _line(type="compaction", id="k", parentId="d", summary="S",
+                                          firstKeptEntryId="c", tokensBefore=1)
+    twice = head + "".join(body) + message("c", "d", "C again") + \
+        _line(type="compaction", id="k", parentId="c", summary="S", firstKeptEntryId="c", tokensBefore=1)
+    missing = head + "".join(body) + _line(type="compaction", id="k", parentId="d", summary="S",
+                                           firstKeptEntryId="zz", tokensBefore=1)
+    expected = {"unique": ["C", "D"], "twice": ["C again"], "missing": []}
+    for name, text in (("unique", unique), ("twice", twice), ("missing", missing)):
+        file = tmp_path / f"{name}.jsonl"
+        file.write_text(text)
+        s = SessionManager.open(file, read_only=True)
+        messages = list(s.build_session_context().raw_messages)
+        assert messages[0]["role"] == "compactionSummary"
+        assert [m["content"] for m in messages[1:]] == expected[name], name
+        s.close()
