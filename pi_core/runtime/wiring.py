@@ -93,8 +93,11 @@ class HookWiring:
         event = _LazyContextWithSystemEvent.of(context.messages, system_prompt=context.system_prompt or "",
                                                tools=copy.deepcopy(context.tools or []), model=self._model())
         event = await self.host.dispatch.call("context_with_system", event, self.ctx)
-        messages = context.messages if _untouched(event) else event.messages
-        return Context(system_prompt=event.system_prompt, messages=messages, tools=event.tools)
+        if not _untouched(event):
+            return Context(system_prompt=event.system_prompt, messages=event.messages, tools=event.tools)
+        out = Context(system_prompt=event.system_prompt, tools=event.tools)
+        out.messages = context.messages  # assigned, not validated: validating would type every message
+        return out
 
     async def on_payload(self, payload: dict[str, Any], model: Model | None = None) -> dict[str, Any]:
         if not self.host.dispatch.has("before_provider_request"):

@@ -93,7 +93,12 @@ class CompactionPreparation:
 
 
 def js_len(text: str) -> int:
-    """``text.length`` in JavaScript (UTF-16 code units), so estimates and cuts agree with pi's."""
+    """``text.length`` in JavaScript (UTF-16 code units), so estimates and cuts agree with pi's.
+
+    Anything but a string counts 0: a stored message written by another program may hold a number
+    where text belongs (``{"type": "text", "text": 5}``), and estimating its size must not fail."""
+    if text.__class__ is not str:
+        return 0
     if text.isascii():
         return len(text)
     return len(text.encode("utf-16-le", "surrogatepass")) // 2
@@ -115,8 +120,9 @@ def estimate_tokens(message: Raw) -> int:
             if message.get("toolsAdded"):
                 chars += js_len(js_json(message["toolsAdded"]))
     elif role == "assistant":
-        for block in message.get("content") or []:
-            kind = block.get("type")
+        content = message.get("content")
+        for block in content if content.__class__ is list else ():
+            kind = block.get("type") if block.__class__ is dict else None
             if kind == "text":
                 chars += js_len(block.get("text") or "")
             elif kind == "thinking":
@@ -134,8 +140,8 @@ def _content_chars(content: Any) -> int:
     if isinstance(content, str):
         return js_len(content)
     chars = 0
-    for block in content or []:
-        kind = block.get("type")
+    for block in content if content.__class__ is list else ():
+        kind = block.get("type") if block.__class__ is dict else None
         if kind == "text":
             chars += js_len(block.get("text") or "")
         elif kind == "image":

@@ -233,3 +233,37 @@ def test_a_copy_for_plugins_is_a_valid_model_input(tmp_path: Path) -> None:
         assert list(lazy_context(s).messages) == reference
     finally:
         s.close()
+
+
+def test_a_request_handler_that_reads_no_messages_types_none(tmp_path: Path) -> None:
+    """A ``context_with_system`` handler that only looks at tools (codemode's, always registered)
+    must not make the request type, copy or revalidate the resumed conversation: the provider gets
+    the session's own MessageList, its stored messages still unread."""
+    from pi_core import ContextWithSystemEvent, create_agent_session, hookimpl
+    from pi_core.ai.faux import FauxProvider, FauxTurn, faux_text
+
+    class ToolsOnly:
+        __name__ = "tools_only"
+
+        @hookimpl
+        def context_with_system(self, event: ContextWithSystemEvent) -> None:
+            event.tools = list(event.tools)
+
+    path = build(tmp_path)
+    faux = FauxProvider(seed=1)
+    faux.enqueue(FauxTurn([faux_text("an answer")], usage={"input": 100, "output": 2}))  # no estimate: it reads all
+
+    async def scenario() -> Any:
+        session = await create_agent_session(tmp_path, model=faux.model, plugins=[faux, ToolsOnly()],
+                                             session=SessionManager.open(path))
+        await session.prompt("one more")
+        return session
+
+    session = asyncio.run(scenario())
+    sent = faux.requests[0].context.messages
+    assert isinstance(sent, MessageList)
+    stored = [item for item in sent.items() if type(item).__name__ == "StoredMessage"]
+    assert len(stored) > 40
+    assert len([item for item in stored if "typed" in repr(item)]) <= 8  # the lines that do not fit
+    assert sent[-1].content[0].text == "one more"
+    session.session.close()
