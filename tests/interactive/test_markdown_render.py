@@ -3,7 +3,7 @@ layout, pygments colours, OSC 8 links), and streaming a document in any pieces p
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from pi_core.modes.interactive.blocks import preview, tool_block
@@ -112,6 +112,10 @@ _PIECES = ["# Head\n", "para one ", "**bold** ", "`code` ", "\n", "\n", "- item\
 @settings(max_examples=120, deadline=None)
 @given(parts=st.lists(st.sampled_from(_PIECES), max_size=25), cuts=st.lists(st.integers(0, 400), max_size=30),
        width=st.integers(10, 60))
+# "*" alone at the end looks like a new list, but "**bold** " turns it into a lazy continuation of "1. first"
+@example(parts=["# Head\n"] * 3 + ["para one ", "\n", "text"] + ["1. first\n"] * 2 + ["**bold** "], cuts=[54],
+         width=10)
+@example(parts=["1. first\n", "*", "*bold** "], cuts=[9, 10], width=40)
 def test_streaming_in_any_pieces_prints_the_whole_document_once(parts: list[str], cuts: list[int],
                                                                  width: int) -> None:
     text = "".join(parts)

@@ -359,7 +359,7 @@ class MarkdownStream:
             self._partial += text
             if self._retry and text.strip():  # the first word after a blank line starts a new block
                 self._retry = False
-                rows = self._commit(width)
+                rows = self._commit(width, partial=True)
                 self._checked = 0 if rows else self._checked
                 return rows
             return []
@@ -380,13 +380,18 @@ class MarkdownStream:
             return []
         rows = self._commit(width)
         self._checked = 0 if rows else size
-        self._retry = not rows and not self._partial.strip()
+        self._retry = not rows and not self._partial.strip() and self._after_blank
         return rows
 
-    def _commit(self, width: int | None) -> list[str]:
+    def _commit(self, width: int | None, *, partial: bool = False) -> list[str]:
+        """Print the finished blocks: those before the last block that starts on a complete line. A block
+        seen starting on the unfinished last line may still turn out to be part of the one before (``*``
+        becomes ``**bold**``, a lazy continuation of a list item); only after a blank line (``partial``)
+        can it not."""
         text = self.pending
         tokens = block_parser().parse(text)
-        starts = [t.map[0] for t in tokens if t.level == 0 and t.nesting >= 0 and t.map]
+        last = len(text.split("\n")) if partial or text.endswith("\n") else text.count("\n")
+        starts = [t.map[0] for t in tokens if t.level == 0 and t.nesting >= 0 and t.map and t.map[0] < last]
         if len(starts) < 2:
             return []
         cut = starts[-1]
