@@ -20,11 +20,15 @@ Plugin framework:
 * ``Flag`` — A command-line flag a plugin adds (``--name``); ``type`` is ``bool`` or ``str``.
 * ``Toolset`` — A named set of tool names, chosen with ``pi --toolset NAME``.
 * ``PluginHost`` — One session's plugins: the manager, the dispatcher, what was registered, what went wrong.
+* ``KeyBinding`` — One of the terminal's named key actions as bound now (``ctx.ui.get_keybindings()``): pi's
+  ``action`` id, canonical ``keys`` (``keybindings.json`` applied), ``description``, ``group``, ``shown``.
 * ``Shortcut`` — A key a plugin registered (``ctx.register_shortcut``): canonical ``key``, ``handler(ctx)``,
   ``description``.
 * ``RegisteredMcpServer`` — A server a plugin registered: ``config`` has the shape of an ``mcpServers`` entry of
   ``mcp.json``.
 * ``build_plugin_host`` — Build a fresh plugin host for one session.
+* ``TrustStore`` — ``<agent dir>/trust.json``: remembered project trust decisions, shared with pi (``get``,
+  ``nearest`` (the deciding folder and its decision), ``set``; they take effect at the next start).
 * ``is_project_trusted`` — The remembered decision for ``cwd`` (``None``: undecided, or the store cannot be read).
 * ``ContextUsage`` — How full the model's context was at the last answer (``ctx.get_context_usage()``).
 * ``ForkResult`` — The outcome of ``ctx.fork()``: ``text`` is the forked user message (``position="before"``).
@@ -398,9 +402,11 @@ _EXPORTS: dict[str, str] = {
     "Toolset": "pi_core.extensions.contributions",
     "PluginHost": "pi_core.extensions.manager",
     "RegisteredMcpServer": "pi_core.extensions.mcp_servers",
+    "KeyBinding": "pi_core.extensions.shortcuts",
     "Shortcut": "pi_core.extensions.shortcuts",
     "build_plugin_host": "pi_core.extensions.manager",
     "is_project_trusted": "pi_core.extensions.trust",
+    "TrustStore": "pi_core.extensions.trust",
     "ContextUsage": "pi_core.extensions.results",
     "ForkResult": "pi_core.extensions.results",
     "NavigateResult": "pi_core.extensions.results",
@@ -770,7 +776,7 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
     from .extensions.manager import PluginHost as PluginHost, build_plugin_host as build_plugin_host
     from .extensions.markers import hookimpl as hookimpl
     from .extensions.mcp_servers import RegisteredMcpServer as RegisteredMcpServer
-    from .extensions.shortcuts import Shortcut as Shortcut
+    from .extensions.shortcuts import KeyBinding as KeyBinding, Shortcut as Shortcut
     from .extensions.results import (
         ContextUsage as ContextUsage,
         ForkResult as ForkResult,
@@ -779,7 +785,7 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
         SlashCommandInfo as SlashCommandInfo,
         SourceInfo as SourceInfo,
     )
-    from .extensions.trust import is_project_trusted as is_project_trusted
+    from .extensions.trust import TrustStore as TrustStore, is_project_trusted as is_project_trusted
     from .packages.resolve import (
         PackageResource as PackageResource,
         PackageSet as PackageSet,

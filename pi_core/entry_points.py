@@ -48,6 +48,7 @@ BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
     ("commands-general", "plugins.commands.general"),
     ("commands-model", "plugins.commands.model"),
     ("commands-session", "plugins.commands.session"),
+    ("commands-info", "plugins.commands.info"),
 )
 
 

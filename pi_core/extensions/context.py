@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from .bus import EventBus
 from .mcp_servers import McpServerRegistry
 from .renderers import MessageRenderer, RendererRegistry
-from .shortcuts import Shortcut, ShortcutRegistry
+from .shortcuts import KeyBinding, Shortcut, ShortcutRegistry
 
 if TYPE_CHECKING:
     from ..agent.tools import Tool
@@ -185,6 +185,17 @@ class UI:
 
     def key_help(self) -> list[tuple[str, str]]:
         """The keys this UI answers to, ``(keys, what they do)``, for ``/help`` (none without a terminal)."""
+        return []
+
+    def get_keybindings(self) -> list[KeyBinding]:
+        """The terminal's named key actions as bound now — pi's defaults with the user's
+        ``keybindings.json`` applied — in the order help screens list them (none without a terminal).
+        Plugins' own keys are ``ctx.get_shortcuts()``."""
+        return []
+
+    def rendered_lines(self) -> list[str]:
+        """The rows the terminal draws below the scrollback right now (the block being written, widgets,
+        the editor, the footer), with their escape codes — what ``/debug`` records (none without one)."""
         return []
 
     async def copy_to_clipboard(self, text: str) -> str | None:

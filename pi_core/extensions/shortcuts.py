@@ -1,5 +1,5 @@
 """Keyboard shortcuts plugins register (``ctx.register_shortcut``): kept per session context, bound by the
-terminal, listed by ``/hotkeys`` and ``/help`` through :meth:`ShortcutRegistry.all`."""
+terminal, listed by ``/hotkeys`` and ``/help`` through :meth:`ShortcutRegistry.all`; and :class:`KeyBinding`, how the terminal's own keys are bound."""
 
 from __future__ import annotations
 
@@ -16,6 +16,20 @@ class Shortcut:
     key: str
     handler: Callable[[Any], Any]
     description: str = ""
+
+
+@dataclass(frozen=True)
+class KeyBinding:
+    """One of the terminal's named key actions as it is bound now (``ctx.ui.get_keybindings()``): pi's
+    ``action`` id (``"app.model.select"``), its canonical ``keys`` (pi's defaults with ``keybindings.json``
+    applied; empty when unbound), what it does, the ``group`` it is listed under, and ``shown``, the keys as
+    help screens write them (``"Shift+Ctrl+P"``)."""
+
+    action: str
+    keys: tuple[str, ...]
+    description: str
+    group: str
+    shown: str = ""
 
 
 class ShortcutRegistry:
@@ -45,4 +59,4 @@ class ShortcutRegistry:
         return list(self._items.values())
 
 
-__all__ = ["Shortcut", "ShortcutRegistry"]
+__all__ = ["KeyBinding", "Shortcut", "ShortcutRegistry"]

@@ -43,6 +43,9 @@ def has_trust_inputs(cwd: Path, home: Path | None = None) -> bool:
 
 
 class TrustStore:
+    """``<agent dir>/trust.json``: remembered project trust decisions, shared with pi (``pi trust``,
+    ``/trust``). Decisions take effect at the next start."""
+
     def __init__(self, agent_dir: Path) -> None:
         self.path = Path(agent_dir) / "trust.json"
 
@@ -61,12 +64,18 @@ class TrustStore:
 
     def get(self, cwd: Path) -> bool | None:
         """The decision for ``cwd`` or its nearest decided ancestor; ``None`` if undecided."""
+        found = self.nearest(cwd)
+        return None if found is None else found[1]
+
+    def nearest(self, cwd: Path) -> tuple[Path, bool] | None:
+        """The folder whose decision applies to ``cwd`` (itself or its nearest decided ancestor) and that
+        decision; ``None`` if undecided. Raises :class:`TrustStoreError` for a broken store."""
         data = self._read()
         target = canonical(cwd)
         for directory in (target, *target.parents):
             value = data.get(str(directory))
             if isinstance(value, bool):
-                return value
+                return directory, value
         return None
 
     def set(self, cwd: Path, trusted: bool | None) -> None:

@@ -983,6 +983,17 @@ class InteractiveApp:
         marker = self.palette(f"{self.palette.glyphs.user} ", "bold", "blue")
         return self._ansi("live", "\n".join([*rows, marker]))
 
+    def rendered_rows(self) -> list[str]:
+        """What is drawn below the scrollback now: the live region, the editor's text, the footer (``/debug``)."""
+        rows: list[str] = []
+        for slot in ("live", "footer"):
+            cached = self._ansi_cache.get(slot)
+            if cached is not None:
+                rows += cached[0].split("\n")
+            if slot == "live":
+                rows += self.editor_text().split("\n")
+        return rows
+
     def _ansi(self, slot: str, text: str) -> Any:
         """prompt_toolkit asks for the prompt several times per frame: parse each text once."""
         from prompt_toolkit.formatted_text import ANSI

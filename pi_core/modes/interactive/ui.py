@@ -129,6 +129,20 @@ class InteractiveUI(UI):
                        for s in (ctx.get_shortcuts() if ctx is not None else [])]
         return [*KEYS, *plugin_keys]
 
+    def get_keybindings(self) -> list[Any]:
+        from pi_core import KeyBinding
+
+        from .keybindings import ACTIONS, Keymap
+
+        keymap = getattr(self.host, "keymap", None) or Keymap.defaults()
+        return [KeyBinding(a.id, tuple(keymap.keys(a.id)), a.description, a.group,
+                           keymap.describe(a.id) if keymap.keys(a.id) else "")
+                for a in ACTIONS]
+
+    def rendered_lines(self) -> list[str]:
+        rows = getattr(self.host, "rendered_rows", None)
+        return list(rows()) if callable(rows) else []
+
     async def copy_to_clipboard(self, text: str) -> str | None:
         from .commands import copy_to_clipboard
 
