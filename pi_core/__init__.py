@@ -302,6 +302,11 @@ Sessions:
 * ``check_session_file`` — Look at every line of a session file without changing it.
 * ``convert_to_llm`` — Session messages (models or pi-JSON dicts) → model messages, as pi's ``convertToLlm``.
 * ``default_session_dir`` — ``<agent dir>/sessions/--<encoded cwd>--`` (not created).
+* ``default_export_name`` — pi's default file name for an HTML export: ``pi-session-<session file name>.html``.
+* ``export_branch_jsonl`` — Write a session's active branch to a JSONL file of its own, as pi's ``/export
+  x.jsonl`` does (pi's header with the same id, the branch's entries re-linked in a line); returns the path.
+* ``export_manager_html`` — Render an open session (a ``SessionManager``) into one self-contained HTML page
+  (``system_prompt`` and ``tools`` shown collapsed); returns the path written.
 * ``repair_session_file`` — Mend what :func:`check_session_file` marks repairable; returns the backup's path.
 * ``serialize_conversation`` — The conversation as plain text blocks separated by blank lines (see
   :func:`serialize_blocks`); ``messages`` are pi-JSON dicts or message models (what :func:`pi_core.convert_to_llm`
@@ -609,6 +614,9 @@ _EXPORTS: dict[str, str] = {
     "check_session_file": "pi_core.session.check",
     "convert_to_llm": "pi_core.session.messages",
     "default_session_dir": "pi_core.session.locations",
+    "default_export_name": "pi_core.export_html",
+    "export_branch_jsonl": "pi_core.session.branch_export",
+    "export_manager_html": "pi_core.export_html",
     "repair_session_file": "pi_core.session.check",
     "serialize_conversation": "pi_core.session.compaction",
     "agent_dir": "pi_core.paths",
@@ -886,6 +894,8 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
     )
     from .session.listing import SessionInfo as SessionInfo
     from .session.locations import default_session_dir as default_session_dir
+    from .session.branch_export import export_branch_jsonl as export_branch_jsonl
+    from .export_html import default_export_name as default_export_name, export_manager_html as export_manager_html
     from .session.manager import SessionManager as SessionManager
     from .session.messages import (
         AgentMessage as AgentMessage,

@@ -49,6 +49,8 @@ BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
     ("commands-model", "plugins.commands.model"),
     ("commands-session", "plugins.commands.session"),
     ("commands-info", "plugins.commands.info"),
+    ("commands-settings", "plugins.commands.settings"),
+    ("commands-transfer", "plugins.commands.transfer"),
 )
 
 

@@ -125,6 +125,14 @@ class UI:
     async def set_tools_expanded(self, expanded: bool) -> None:
         return None
 
+    def get_thinking_hidden(self) -> bool:
+        """Whether thinking blocks are drawn as one "Thinking…" row (Ctrl+T, ``hideThinkingBlock``)."""
+        return False
+
+    async def set_thinking_hidden(self, hidden: bool) -> None:
+        """Hide or show thinking blocks from now on, as Ctrl+T does (the setting is ``hideThinkingBlock``)."""
+        return None
+
     @property
     def theme(self) -> Any:
         """The current theme (``theme.fg("accent", text)``, ``bg``, ``bold``...); ``None`` headless."""
@@ -259,6 +267,8 @@ class SessionRuntime(Protocol):
     # model, thinking, providers
     def set_model(self, model: Model | str) -> bool: ...
     def set_thinking_level(self, level: str) -> str: ...
+    def set_scoped_models(self, models: Sequence[Model]) -> None: ...
+    def set_setting(self, key: str, value: Any, scope: Literal["global", "project"]) -> Settings: ...
     def register_provider(self, item: ApiProvider | ProviderConfig) -> None: ...
     def unregister_provider(self, name: str) -> bool: ...
     # processes
@@ -511,6 +521,19 @@ class ExtensionContext:
     def set_thinking_level(self, level: str) -> str:
         """Change the thinking level (clamped to what the model supports); returns the level set."""
         return self._require().set_thinking_level(level)
+
+    def set_scoped_models(self, models: Sequence[Model]) -> None:
+        """The models model cycling (Ctrl+P) goes through in this session, in order (``[]``: the
+        ``enabledModels`` setting, else every available model) — what ``/scoped-models`` changes."""
+        self._require().set_scoped_models(models)
+
+    def set_setting(self, key: str, value: Any, *, scope: Literal["global", "project"] = "global") -> Settings:
+        """Write one key (pi's camelCase, dotted for nested ones: ``"compaction.enabled"``; ``None`` removes
+        it) to the global ``settings.json`` or the project's ``.pi/settings.json``, and use the settings
+        from now on in this session (auto-compaction, queue modes, images, ...). Returns the new effective
+        settings; raises :class:`pi_core.SettingsError` for a malformed file, a wrong value or an untrusted
+        project."""
+        return self._require().set_setting(key, value, scope)
 
     def register_provider(self, item: ApiProvider | ProviderConfig) -> None:
         """Add a provider (or an API implementation) to this session's model registry now."""

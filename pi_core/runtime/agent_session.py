@@ -56,7 +56,7 @@ from .events import (
 )
 from .retry import AutoRetry
 from .routing import VirtualRouting
-from .settings import Settings
+from .settings import Settings, SettingsError
 from .tool_changes import DeclaredTools
 from .wiring import HookWiring, stamp_thinking_level
 
@@ -448,6 +448,13 @@ class AgentSession:
     def set_auto_compaction(self, enabled: bool) -> None:
         self.compactor.enabled = enabled
 
+    def apply_settings(self, settings: Settings) -> None:
+        """Use ``settings`` from now on (after a plugin wrote a key): what is read per use follows at once,
+        the queue modes are handed to the loop here."""
+        self.settings = settings
+        self.agent.steering_mode = settings.steering_mode
+        self.agent.follow_up_mode = settings.follow_up_mode
+
     async def navigate_tree(self, entry_id: str, *, summarize: bool = False, custom_instructions: str | None = None,
                             replace_instructions: bool = False, label: str | None = None) -> dict[str, Any]:
         """Continue from another point of the session tree, optionally summarising the branch left."""
@@ -588,6 +595,10 @@ class AgentSession:
 
         self.require_idle("reload")
         await self.call_hook("session_shutdown", SessionShutdownEvent("reload"))
+        try:  # settings.json edited since the start (by hand or by /settings in another pi) apply now
+            self.apply_settings(self.settings.reload())
+        except SettingsError:  # not bound to files (an SDK session given Settings()): keep them
+            pass
         known = set(self.host.tools.names())
         self.host = rebuild_plugin_host(self.host)
         self.wiring.host = self.host

@@ -205,6 +205,15 @@ class PluginBridge:
             s.set_thinking_level(chosen)
         return chosen
 
+    def set_scoped_models(self, models: Sequence[Model]) -> None:
+        self._s.scoped_models = list(models)
+
+    def set_setting(self, key: str, value: Any, scope: Literal["global", "project"]) -> Settings:
+        s = self._s
+        settings = s.settings.set_global(key, value) if scope == "global" else s.settings.set_project(key, value)
+        s.apply_settings(settings)
+        return settings
+
     def register_provider(self, item: ApiProvider | ProviderConfig) -> None:
         self._s.models.register_provider(item)
 

@@ -21,7 +21,9 @@ BUILT_IN = {"help": "commands-general", "quit": "commands-general", "tools": "co
             "name": "commands-session", "session": "commands-session", "new": "commands-session",
             "resume": "commands-session", "compact": "commands-session", "tree": "commands-session",
             "fork": "commands-session", "clone": "commands-session", "reload": "commands-session",
-            "history": "commands-general"}
+            "history": "commands-general", "hotkeys": "commands-info", "changelog": "commands-info",
+            "debug": "commands-info", "trust": "commands-info", "settings": "commands-settings",
+            "scoped-models": "commands-settings", "export": "commands-transfer", "import": "commands-transfer"}
 
 
 def run(coro: Any) -> Any:

@@ -290,6 +290,15 @@ class InteractiveUI(UI):
         self.working["tools_expanded"] = bool(expanded)
         self._changed("tools")
 
+    def get_thinking_hidden(self) -> bool:
+        return bool(getattr(getattr(self.host, "renderer", None), "hide_thinking", False))
+
+    async def set_thinking_hidden(self, hidden: bool) -> None:
+        renderer = getattr(self.host, "renderer", None)
+        if renderer is not None:
+            renderer.hide_thinking = bool(hidden)
+            self._changed("thinking")
+
     @property
     def theme(self) -> Any:
         palette = getattr(self.host, "palette", None) or getattr(self.dialogs, "palette", None)
