@@ -12,7 +12,16 @@ from typing import Any
 
 from pi_core import Command, CommandContext, Model, SettingsError, hookimpl
 from pi_core.ai import supported_levels
-from pi_core.tui import matches_key, truncate_to_width, visible_width
+
+#: Raw terminal input per key name (what a component's ``handle_input`` receives). Rows wider than the
+#: terminal are cut by the terminal interface, so the components below draw plain rows.
+_KEYS = {"up": ("\x1b[A", "\x1bOA"), "down": ("\x1b[B", "\x1bOB"), "enter": ("\r", "\n"),
+         "escape": ("\x1b",), "backspace": ("\x7f", "\x08")}
+
+
+def matches_key(data: str, name: str) -> bool:
+    return data in _KEYS[name]
+
 
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 TRUST_LABELS = {"ask": "Ask", "always": "Always trust", "never": "Never trust"}
@@ -54,15 +63,15 @@ class SettingsList:
             return [str(row) for row in self.submenu.render(width)]
         t = self.theme
         rows = [t.fg("accent", t.bold(self.title)), ""]
-        label_width = min(36, max(visible_width(i.label) for i in self.items))
+        label_width = min(36, max(len(i.label) for i in self.items))
         start = max(0, min(self.selected - self.max_visible // 2, len(self.items) - self.max_visible))
         end = min(start + self.max_visible, len(self.items))
         for index in range(start, end):
             item = self.items[index]
             chosen = index == self.selected
-            label = item.label + " " * (label_width - visible_width(item.label))
+            label = item.label.ljust(label_width)
             text = f"{'› ' if chosen else '  '}{label}  {item.value}"
-            rows.append(truncate_to_width(t.fg("accent", text) if chosen else text, width))
+            rows.append(t.fg("accent", text) if chosen else text)
         if start > 0 or end < len(self.items):
             rows.append(t.fg("dim", f"  ({self.selected + 1}/{len(self.items)})"))
         description = self.items[self.selected].description
@@ -71,7 +80,7 @@ class SettingsList:
         if self.message is not None:
             rows += ["", t.fg(self.message[0], "  " + self.message[1])]
         rows += ["", t.fg("dim", "  Enter/Space to change · Esc to cancel")]
-        return [truncate_to_width(row, width) for row in rows]
+        return rows
 
     def handle_input(self, data: str) -> None:
         if self.submenu is not None:
@@ -124,7 +133,7 @@ class Choices:
         if not self.options:
             rows.append(t.fg("dim", "  (nothing to choose)"))
         rows += ["", t.fg("dim", "  " + (self.hint or "Enter to choose · Esc to go back"))]
-        return [truncate_to_width(row, width) for row in rows]
+        return rows
 
     def handle_input(self, data: str) -> None:
         if matches_key(data, "up") and self.options:
@@ -153,7 +162,7 @@ def _bool(value: Any) -> str:
     return "true" if value else "false"
 
 
-def _items(ctx: CommandContext, theme: Any, later: Callable[[Awaitable[Any]], None]) -> list[Item]:
+def _items(ctx: CommandContext, theme: Any) -> list[Item]:
     s = ctx.get_settings()
     model = ctx.model
     levels = supported_levels(model) if model is not None else list(THINKING_LEVELS)
@@ -181,7 +190,7 @@ def _items(ctx: CommandContext, theme: Any, later: Callable[[Awaitable[Any]], No
              f"Reasoning depth for thinking-capable models; also the default for new sessions "
              f"(defaultThinkingLevel). {thinking_key} cycles in-session.", ctx.thinking_level, levels),
         Item("hide-thinking", "Hide thinking", "Hide thinking blocks in assistant responses",
-             _bool(ctx.ui.get_thinking_hidden() or s.get("hideThinkingBlock", False) is True), ["true", "false"]),
+             _bool(ctx.ui.get_thinking_hidden()), ["true", "false"]),  # as shown now (Ctrl+T too), as pi
         Item("collapse-changelog", "Collapse changelog", "Show condensed changelog after updates",
              _bool(s.get("collapseChangelog", False) is True), ["true", "false"]),
         Item("quiet-startup", "Quiet startup",
@@ -359,7 +368,7 @@ async def _settings(args: str, ctx: CommandContext) -> None:
             if callable(request):
                 request()
 
-        box.append(SettingsList(theme, _items(ctx, theme, later), changed, lambda: done(None)))
+        box.append(SettingsList(theme, _items(ctx, theme), changed, lambda: done(None)))
         return box[0]
 
     await ctx.ui.custom(factory)
@@ -420,7 +429,7 @@ class ScopedModels:
             rows.append(t.fg(self.message[0], "  " + self.message[1]))
         rows += ["", t.fg("dim", "  Enter toggle · Ctrl+A all · Ctrl+X clear · Ctrl+P provider · "
                                  "Alt+↑↓ reorder · Ctrl+S save · Esc close")]
-        return [truncate_to_width(row, width) for row in rows]
+        return rows
 
     def _set(self, enabled: list[str] | None) -> None:
         if enabled is not None and len(enabled) == len(self.order) and set(enabled) == set(self.order):
