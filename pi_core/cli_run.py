@@ -95,6 +95,8 @@ async def _run(options: RunOptions, host: PluginHost, globals_: GlobalOptions) -
         prompt_template_paths=tuple(options.prompt_templates), no_prompt_templates=options.no_prompt_templates,
         no_context_files=options.no_context_files)
     reported = len(host.diagnostics)
+    if mode != "interactive":  # -p, JSON and RPC: a failing hook is named on stderr (RPC adds an event)
+        host.error_listeners.append(_report_hook_error)
     try:
         session = await create_agent_session(
             host.cwd, host=host, model=options.model, provider=options.provider, thinking_level=options.thinking,
@@ -149,6 +151,10 @@ async def _dispatch(session: Any, mode: str, prompts: list[str], images: list[An
         if code:
             break
     return code
+
+
+def _report_hook_error(error: Any) -> None:
+    print(f"pi: {error}", file=sys.stderr, flush=True)
 
 
 def _mode(options: RunOptions) -> str:

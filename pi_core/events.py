@@ -202,8 +202,21 @@ class ContextEvent(_Event):
 
     def _apply(self, result: Any) -> bool:
         data = _pi_dict(result, {"messages"}, "context")
-        self.messages = list(data["messages"] if data is not None else result)
+        self.messages = _message_list(data["messages"] if data is not None else result, "context")
         return False
+
+
+def _message_list(value: Any, hook: str) -> list[Any]:
+    """A handler's new message list, refused (``TypeError``) unless it is a list of messages: a string
+    or a list of anything else would be sent as garbage."""
+    if not isinstance(value, (list, tuple)):
+        raise TypeError(f"{hook} handlers return a list of messages (or {{'messages': [...]}}), "
+                        f"got {type(value).__name__}")
+    for item in value:
+        role = item.get("role") if isinstance(item, dict) else getattr(item, "role", None)
+        if not isinstance(role, str):
+            raise TypeError(f"{hook} handlers return a list of messages; one item is a {type(item).__name__}")
+    return list(value)
 
 
 @dataclass

@@ -102,6 +102,7 @@ async def create_agent_session(
                                      autoload=autoload, discover_extensions=discover_extensions, plugins=plugins,
                                      **settings_for_host(root, agent))
     config = _settings(root, agent, host, settings)
+    _apply_hook_timeouts(host, config)
     models = _model_registry(host, agent)
     _apply_shell_env(config, models)
     chosen = _choose_model(models, config, model, provider)
@@ -126,6 +127,16 @@ async def create_agent_session(
         manager.append_thinking_level_change(level)
     await agent_session.start("resume" if resumed else "startup")
     return agent_session
+
+
+def _apply_hook_timeouts(host: PluginHost, config: Settings) -> None:
+    """The session's hook time limits: the settings' ``plugins.hookTimeoutMs`` (registration ran with the
+    global file's, before the project was trusted)."""
+    from .extensions.dispatch import HookTimeouts
+
+    plugins = getattr(config, "plugins", None)
+    if plugins is not None:
+        host.dispatch.timeouts = HookTimeouts.from_settings(plugins)
 
 
 def _apply_shell_env(config: Settings, models: ModelRegistry) -> None:
@@ -170,8 +181,11 @@ def settings_for_host(cwd: Path, agent: Path) -> dict[str, Any]:
         return ConfiguredExtensions(settings.extension_paths(), settings.builtin_extension_switches(),
                                     rules.enabled if rules.active else None)
 
-    return {"default_trust": Settings.load(cwd, agent, trusted=False).default_project_trust,
-            "configured": configured}
+    from .extensions.dispatch import HookTimeouts
+
+    untrusted = Settings.load(cwd, agent, trusted=False)
+    return {"default_trust": untrusted.default_project_trust, "configured": configured,
+            "hook_timeouts": HookTimeouts.from_settings(untrusted.plugins)}
 
 
 def _model_registry(host: PluginHost, agent: Path) -> ModelRegistry:

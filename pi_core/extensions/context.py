@@ -12,11 +12,15 @@ Slash-command handlers get a :class:`CommandContext`: the same, plus what only a
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from .bus import EventBus
+from .dispatch import hook_wait
 from .mcp_servers import McpServerRegistry
 from .renderers import MessageRenderer, RendererRegistry
 from .shortcuts import KeyBinding, Shortcut, ShortcutRegistry
@@ -43,12 +47,36 @@ QueueAs = Literal["steer", "followUp"]
 SetupFn = Callable[["SessionManager"], "Awaitable[None] | None"]
 ComponentFactory = Callable[..., Any]
 
+#: ``UI`` methods that wait on the user: a hook's time in them does not count against its time limit.
+DIALOGS = ("select", "confirm", "input", "secret", "editor", "custom", "show", "select_model", "select_session",
+           "select_tree_entry", "select_fork_point")
+
+
+def _untimed(method: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(method)
+    async def dialog(*args: Any, **kwargs: Any) -> Any:
+        with hook_wait():
+            return await method(*args, **kwargs)
+
+    dialog.__pi_untimed__ = True  # type: ignore[attr-defined]
+    return dialog
+
 
 class UI:
     """Dialogs and notices. This base class is what headless modes (print, JSON, SDK) use:
-    dialogs answer with their "cancel" value and notices go nowhere, as in pi."""
+    dialogs answer with their "cancel" value and notices go nowhere, as in pi.
+
+    In a subclass the dialogs (:data:`DIALOGS`) stop the calling hook's time limit while they wait."""
 
     has_ui: bool = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for name in DIALOGS:
+            method = cls.__dict__.get(name)
+            if method is not None and inspect.iscoroutinefunction(method) and \
+                    not getattr(method, "__pi_untimed__", False):
+                setattr(cls, name, _untimed(method))
 
     async def notify(self, message: str, level: Level = "info") -> None:
         return None
@@ -313,6 +341,12 @@ class ExtensionContext:
     @property
     def has_ui(self) -> bool:
         return self.ui.has_ui
+
+    def waiting(self) -> AbstractContextManager[None]:
+        """``with ctx.waiting(): ...`` — time spent in the block does not count against the time limit of
+        the hook call it is in (``plugins.hookTimeoutMs``). Wrap waits your plugin bounds itself (a server
+        start with its own timeout); ``ctx.ui`` dialogs do this already. Outside a hook it does nothing."""
+        return hook_wait()
 
     @property
     def model(self) -> Model | None:

@@ -4,16 +4,28 @@ pluggy gives us specs, markers, registration and validation; calling is done her
 semantics differ from pluggy's: handlers run in *load order* (pluggy: last registered first), each
 handler's error is isolated (pluggy: the first exception aborts the call), handlers may be async, and
 each hook has a mode (collect / chain / first / notify, see ``hookspecs``).
+
+Each handler call has a time limit (``plugins.hookTimeoutMs``, :class:`HookTimeouts`): a handler that has
+not returned by then is skipped and reported as a :class:`HookTimeoutError` naming the plugin and the
+hook. So that the limit can act on a ``def`` handler that blocks, limited ``def`` handlers run in a
+worker thread (whose running event loop is the session's, so the ``ctx`` API and ``asyncio`` calls work
+from them); ``async def`` handlers run as a task that is cancelled at the limit. Time spent in ``ctx.ui``
+dialogs and inside :func:`hook_wait` (``ctx.waiting()``) does not count.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextlib
+import contextvars
 import inspect
+import queue
 import threading
+import time
 import traceback
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import pluggy
@@ -38,6 +50,268 @@ class StrictPluginError(Exception):
     """Raised instead of reporting when ``PI_STRICT_PLUGINS=1``."""
 
 
+class HookTimeoutError(TimeoutError):
+    """A handler did not return within its hook's time limit; it was skipped."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        super().__init__(f"did not return within {seconds:g} s and was skipped (the limit is the setting "
+                         f"plugins.hookTimeoutMs)")
+
+
+#: The default limit of one handler call, in milliseconds (``plugins.hookTimeoutMs``).
+DEFAULT_HOOK_TIMEOUT_MS = 5000
+
+#: Hooks with no limit unless ``plugins.hookTimeouts`` gives one: their handlers may legitimately take
+#: long (a compaction or branch summary written with a model, a user's ``!command`` run by the plugin).
+UNLIMITED_HOOKS: frozenset[str] = frozenset({"session_before_compact", "session_before_tree", "user_bash"})
+
+
+@dataclass(frozen=True)
+class HookTimeouts:
+    """The time limits of hook calls: ``default_ms`` for every hook (``0``: none), ``per_hook`` overrides
+    by hook name (``0``: none). Hooks in :data:`UNLIMITED_HOOKS` have none unless ``per_hook`` names them."""
+
+    default_ms: int = DEFAULT_HOOK_TIMEOUT_MS
+    per_hook: Mapping[str, int] = field(default_factory=dict)
+
+    def seconds(self, hook: str) -> float | None:
+        """The limit of one ``hook`` handler call in seconds, ``None`` for none."""
+        ms = self.per_hook.get(hook)
+        if ms is None:
+            ms = 0 if hook in UNLIMITED_HOOKS else self.default_ms
+        return ms / 1000 if ms and ms > 0 else None
+
+    @classmethod
+    def from_settings(cls, plugins: Any) -> HookTimeouts:
+        """From the settings' ``plugins`` section (``hookTimeoutMs``, ``hookTimeouts``)."""
+        return cls(int(getattr(plugins, "hook_timeout_ms", DEFAULT_HOOK_TIMEOUT_MS)),
+                   dict(getattr(plugins, "hook_timeouts", None) or {}))
+
+
+NO_TIMEOUTS = HookTimeouts(0)
+
+
+# -- the clock of one handler call ----------------------------------------------------------------
+
+
+class _Clock:
+    """How much of a handler call's limit is used; stopped while the handler waits on the user."""
+
+    def __init__(self, limit: float) -> None:
+        self.limit = limit
+        self._lock = threading.Lock()
+        self._spent = 0.0
+        self._since = time.monotonic()
+        self._paused = 0
+
+    def pause(self) -> None:
+        with self._lock:
+            if self._paused == 0:
+                self._spent += time.monotonic() - self._since
+            self._paused += 1
+
+    def resume(self) -> None:
+        with self._lock:
+            self._paused -= 1
+            if self._paused == 0:
+                self._since = time.monotonic()
+
+    def remaining(self) -> float | None:
+        """Seconds left, ``None`` while paused."""
+        with self._lock:
+            if self._paused:
+                return None
+            return self.limit - self._spent - (time.monotonic() - self._since)
+
+
+_CLOCK: contextvars.ContextVar[_Clock | None] = contextvars.ContextVar("pi_hook_clock", default=None)
+
+#: While a handler waits on the user, its limit is looked at again this often.
+_PAUSED_POLL_S = 0.25
+
+
+@contextlib.contextmanager
+def hook_wait() -> Iterator[None]:
+    """Time spent inside this block does not count against the current hook call's time limit
+    (``ctx.waiting()``; ``ctx.ui`` dialogs use it). Outside a hook call it does nothing."""
+    clock = _CLOCK.get()
+    if clock is None:
+        yield
+        return
+    clock.pause()
+    try:
+        yield
+    finally:
+        clock.resume()
+
+
+class _Exited(Exception):
+    """A ``SystemExit`` raised by a handler running as a task, carried out of it: a task would hand a
+    ``SystemExit`` to the event loop, which ends the program."""
+
+    def __init__(self, exit: SystemExit) -> None:
+        super().__init__(exit)
+        self.exit = exit
+
+
+async def _contained(awaitable: Any) -> Any:
+    try:
+        return await awaitable
+    except SystemExit as exc:
+        raise _Exited(exc) from None
+
+
+# -- worker threads for `def` handlers ------------------------------------------------------------
+
+
+class _Workers:
+    """Daemon threads for blocking handler calls: a thread stuck in a handler is left behind (a new one
+    takes the next call), and never keeps pi from exiting."""
+
+    KEEP_IDLE = 4
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._idle = 0
+
+    def submit(self, job: Callable[[], None]) -> None:
+        with self._lock:
+            if self._idle:
+                self._idle -= 1  # this job is that worker's
+                self._jobs.put(job)
+                return
+        threading.Thread(target=self._work, args=(job,), name="pi-hook", daemon=True).start()
+
+    def _work(self, job: Callable[[], None]) -> None:
+        while True:
+            job()
+            with self._lock:
+                if self._idle >= self.KEEP_IDLE:
+                    return
+                self._idle += 1
+            job = self._jobs.get()
+
+
+_workers = _Workers()
+
+
+def _in_worker(thunk: Callable[[], Any]) -> asyncio.Future[Any]:
+    """Run ``thunk`` in a worker thread; its outcome arrives in the returned future. The worker sees
+    the calling context (the clock) and the calling event loop as its running loop."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+    context = contextvars.copy_context()
+
+    def deliver(ok: bool, value: Any) -> None:
+        if future.done():
+            return
+        if ok:
+            future.set_result(value)
+        else:
+            future.set_exception(value)
+
+    def job() -> None:
+        asyncio.events._set_running_loop(loop)
+        try:
+            outcome = (True, context.run(thunk))
+        except BaseException as exc:  # handed to the caller
+            outcome = (False, exc)
+        finally:
+            asyncio.events._set_running_loop(None)
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits any more
+            loop.call_soon_threadsafe(deliver, *outcome)
+
+    _workers.submit(job)
+    return future
+
+
+async def _call_limited(impl: _Impl, limit: float, thunk: Callable[[], Any]) -> Any:
+    """Call a handler with a time limit; raises :class:`HookTimeoutError` when it runs out."""
+    clock = _Clock(limit)
+    token = _CLOCK.set(clock)
+    try:
+        if impl.is_async:
+            result = thunk()
+            if result is None or not inspect.isawaitable(result):
+                return result
+            running: asyncio.Future[Any] = asyncio.ensure_future(_contained(result))
+        else:
+            running = _in_worker(thunk)
+    finally:
+        _CLOCK.reset(token)
+    result = await _within(running, clock)
+    if result is not None and inspect.isawaitable(result):  # a `def` that returned an awaitable
+        token = _CLOCK.set(clock)
+        try:
+            running = asyncio.ensure_future(_contained(result))
+        finally:
+            _CLOCK.reset(token)
+        result = await _within(running, clock)
+    return result
+
+
+async def _within(running: asyncio.Future[Any], clock: _Clock) -> Any:
+    while True:
+        remaining = clock.remaining()
+        if remaining is not None and remaining <= 0:
+            break
+        await asyncio.wait({running}, timeout=_PAUSED_POLL_S if remaining is None else remaining)
+        if running.done():
+            break
+    if not running.done():
+        running.cancel()  # a task is cancelled; a worker thread is left to finish on its own
+        running.add_done_callback(_forget)
+        raise HookTimeoutError(clock.limit)
+    try:
+        return running.result()
+    except _Exited as exc:
+        raise exc.exit from None
+
+
+def _forget(future: asyncio.Future[Any]) -> None:
+    """Retrieve an abandoned call's outcome so asyncio does not log it."""
+    if not future.cancelled():
+        future.exception()
+
+
+def _call_limited_blocking(limit: float, thunk: Callable[[], Any]) -> Any:
+    """:func:`_call_limited` for code outside an event loop (registration): blocks the calling thread,
+    runs ``thunk`` (and a coroutine it returns) in a worker."""
+    clock = _Clock(limit)
+    token = _CLOCK.set(clock)
+    try:
+        context = contextvars.copy_context()
+    finally:
+        _CLOCK.reset(token)
+    done: concurrent.futures.Future[Any] = concurrent.futures.Future()
+
+    def job() -> None:
+        try:
+            result = context.run(thunk)
+            if result is not None and inspect.isawaitable(result):
+                result = context.run(asyncio.run, _contained(result))
+            done.set_result(result)
+        except _Exited as exc:
+            done.set_exception(exc.exit)
+        except BaseException as exc:  # handed to the caller
+            done.set_exception(exc)
+
+    _workers.submit(job)
+    while True:
+        remaining = clock.remaining()
+        if remaining is not None and remaining <= 0:
+            break
+        try:
+            return done.result(timeout=_PAUSED_POLL_S if remaining is None else remaining)
+        except concurrent.futures.TimeoutError:
+            continue
+    if done.done():
+        return done.result()
+    raise HookTimeoutError(clock.limit)
+
+
 @dataclass(frozen=True)
 class _Impl:
     plugin: str
@@ -45,6 +319,9 @@ class _Impl:
     argnames: tuple[str, ...]
     call: Callable[[Any, Any], Any]
     """``call(event, ctx)`` passes the arguments the handler asked for (built once: hot hooks)."""
+    is_async: bool = False
+    limited: bool = True
+    """Whether the hook time limit applies (not to pi's built-in plugins, see ``Dispatcher.unlimited``)."""
 
 
 def _caller(function: Callable[..., Any], argnames: tuple[str, ...]) -> Callable[[Any, Any], Any]:
@@ -67,13 +344,18 @@ class Dispatcher:
     :param pm: the plugin manager (its ``load_order`` maps plugin name to load position).
     :param on_error: receives each :class:`HookError`.
     :param strict: raise :class:`StrictPluginError` instead of reporting.
+    :param timeouts: the time limit of each handler call (default: none, the host sets the settings').
     """
 
     def __init__(self, pm: pluggy.PluginManager, *, on_error: Callable[[HookError], None] | None = None,
-                 strict: bool = False) -> None:
+                 strict: bool = False, timeouts: HookTimeouts = NO_TIMEOUTS) -> None:
         self._pm = pm
         self._on_error = on_error or (lambda err: None)
         self._strict = strict
+        self.timeouts = timeouts
+        self.unlimited: set[str] = set()
+        """Plugins whose handlers run without a time limit, inline: pi's built-ins (part of pi; their
+        waits have their own limits, and hot hooks stay cheap). Set before their first call."""
         self._cache: dict[str, tuple[_Impl, ...]] = {}
         self._generation = -1
 
@@ -102,7 +384,8 @@ class Dispatcher:
             return group, order.get(impl.plugin_name, len(order)), code.co_firstlineno if code else 0
 
         found = [i for i in caller.get_hookimpls() if not (i.wrapper or i.hookwrapper)]
-        return tuple(_Impl(i.plugin_name, i.function, tuple(i.argnames), _caller(i.function, tuple(i.argnames)))
+        return tuple(_Impl(i.plugin_name, i.function, tuple(i.argnames), _caller(i.function, tuple(i.argnames)),
+                           _is_async(i.function), i.plugin_name not in self.unlimited)
                      for i in sorted(found, key=key))
 
     def has(self, hook: str) -> bool:
@@ -117,11 +400,15 @@ class Dispatcher:
         impls = self.impls(hook)
         if not impls:
             return event
+        limit = self.timeouts.seconds(hook)
         for impl in impls:
             try:
-                result = impl.call(event, ctx)
-                if result is not None and inspect.isawaitable(result):
-                    result = await result
+                if limit is None or not impl.limited:
+                    result = impl.call(event, ctx)
+                    if result is not None and inspect.isawaitable(result):
+                        result = await result
+                else:
+                    result = await _call_limited(impl, limit, lambda impl=impl: impl.call(event, ctx))
             except (Exception, SystemExit) as exc:
                 if hook in FAIL_CLOSED:
                     return self._fail_closed(hook, impl, event, exc)
@@ -145,9 +432,13 @@ class Dispatcher:
     async def collect(self, hook: str, **kwargs: Any) -> list[Any]:
         """Call every handler; return the non-``None`` results in order."""
         results = []
+        limit = self.timeouts.seconds(hook)
         for impl in self.impls(hook):
             try:
-                result = await _invoke(impl, kwargs)
+                if limit is None or not impl.limited:
+                    result = await _invoke(impl, kwargs)
+                else:
+                    result = await _call_limited(impl, limit, lambda impl=impl: _arguments(impl, kwargs))
             except (Exception, SystemExit) as exc:
                 self._report(impl.plugin, hook, exc)
                 continue
@@ -158,13 +449,18 @@ class Dispatcher:
     def call_each_sync(self, hook: str, make_kwargs: Callable[[str], dict[str, Any]],
                        on_failure: Callable[[str, BaseException], None]) -> None:
         """Registration-time helper: call each handler with its own kwargs (a ``register`` bound to its
-        plugin), outside any event loop. Async handlers are run to completion."""
+        plugin), outside any event loop. Async handlers are run to completion. With a time limit each
+        call runs in a worker thread; one that runs out is a failure (:class:`HookTimeoutError`)."""
+        limit = self.timeouts.seconds(hook)
         for impl in self.impls(hook):
             kwargs = make_kwargs(impl.plugin)
             try:
-                result = impl.function(*[kwargs[name] for name in impl.argnames])
-                if inspect.isawaitable(result):
-                    _run_sync(result)
+                if limit is None or not impl.limited:
+                    result = impl.function(*[kwargs[name] for name in impl.argnames])
+                    if inspect.isawaitable(result):
+                        _run_sync(result)
+                else:
+                    _call_limited_blocking(limit, lambda impl=impl, kwargs=kwargs: _arguments(impl, kwargs))
             except (Exception, SystemExit) as exc:
                 on_failure(impl.plugin, exc)
 
@@ -182,6 +478,14 @@ class Dispatcher:
         self._report(impl.plugin, hook, exc)
         event._apply(Block(reason=f"blocked because plugin {impl.plugin!r} failed: {type(exc).__name__}: {exc}"))
         return event
+
+
+def _is_async(function: Callable[..., Any]) -> bool:
+    return inspect.iscoroutinefunction(function)
+
+
+def _arguments(impl: _Impl, kwargs: dict[str, Any]) -> Any:
+    return impl.function(*[kwargs[name] for name in impl.argnames])
 
 
 async def _invoke(impl: _Impl, kwargs: dict[str, Any]) -> Any:
@@ -213,4 +517,5 @@ def _run_sync(awaitable: Any) -> Any:
     return box.get("value")
 
 
-__all__ = ["Dispatcher", "HookError", "StrictPluginError"]
+__all__ = ["DEFAULT_HOOK_TIMEOUT_MS", "Dispatcher", "HookError", "HookTimeoutError", "HookTimeouts",
+           "StrictPluginError", "UNLIMITED_HOOKS", "hook_wait"]

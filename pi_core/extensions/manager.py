@@ -25,7 +25,7 @@ import hookspecs
 from .bus import EventBus
 from .contributions import CliCommand, Command, Flag, Toolset
 from .discovery import PluginSpec, extension_files, scan_entry_points
-from .dispatch import Dispatcher, HookError, StrictPluginError
+from .dispatch import Dispatcher, HookError, HookTimeouts, StrictPluginError
 from .loader import import_extension
 from .registry import Conflict, Registry, Replacement
 from ..paths import agent_dir as default_agent_dir
@@ -121,6 +121,8 @@ class HostOptions:
     configured: Callable[[bool], ConfiguredExtensions] | None = None
     builtin_extensions: frozenset[str] = frozenset()
     """Built-in plugins asked for with ``-e builtin:<name>`` (they load even with ``--no-extensions``)."""
+    hook_timeouts: HookTimeouts = field(default_factory=HookTimeouts)
+    """The time limit of each hook call (``plugins.hookTimeoutMs``)."""
 
 
 @dataclass(frozen=True)
@@ -154,7 +156,8 @@ class PluginHost:
         self.diagnostics: list[Diagnostic] = []
         self.hook_errors: list[HookError] = []
         self.error_listeners: list[Callable[[HookError], None]] = []
-        self.dispatch = Dispatcher(self.pm, on_error=self._on_hook_error, strict=options.strict)
+        self.dispatch = Dispatcher(self.pm, on_error=self._on_hook_error, strict=options.strict,
+                                   timeouts=options.hook_timeouts)
         self.events = EventBus(on_error=self._on_bus_error)
         """The bus the plugins of this session share (``ctx.events``)."""
         self.tools: Registry[Any] = Registry("tool", lambda t: t.name)
@@ -196,6 +199,8 @@ class PluginHost:
         except (Exception, SystemExit) as exc:
             self._fail(record, f"failed to import: {_describe(exc)}")
             return
+        if spec.source == "builtin":
+            self.dispatch.unlimited.add(spec.name)
         try:
             self.pm.register(plugin, name=spec.name)
         except (ValueError, pluggy.PluginValidationError) as exc:
@@ -238,6 +243,8 @@ class PluginHost:
     def _registrar(self, hook: str, plugin: str) -> Callable[..., None]:
         def register(item: Any, *, replaces: str | None = None, name: str | None = None,
                      help: str | None = None) -> None:
+            if self.pm.get_plugin(plugin) is None:
+                return  # a handler that ran out of time and was unregistered, still registering: ignored
             if hook == "register_cli_commands":
                 item = item if isinstance(item, CliCommand) else CliCommand(
                     name or item.__name__.replace("_", "-"), item, help)
@@ -347,6 +354,7 @@ def build_plugin_host(
     configured: Callable[[bool], ConfiguredExtensions] | None = None,
     trust_ui: UI | None = None,
     trust_mode: str = "sdk",
+    hook_timeouts: HookTimeouts | None = None,
 ) -> PluginHost:
     """Build a fresh plugin host for one session.
 
@@ -367,6 +375,8 @@ def build_plugin_host(
     :param temporary_packages: packages fetched for this run only (``pi -e git+URL``).
     :param configured: given the trust decision, the settings' ``extensions`` entries (paths load like
         discovered extensions; ``builtin:<name>`` switches built-in plugins on or off).
+    :param hook_timeouts: the time limit of each hook call (default: ``plugins.hookTimeoutMs``'s default,
+        5 s; registration hooks run with it while the host is built).
     """
     paths = [str(p) for p in extension_paths]
     builtins = frozenset(_builtin_name(p) for p in paths if p.startswith("builtin:"))
@@ -387,6 +397,7 @@ def build_plugin_host(
         trust_mode=trust_mode,
         default_trust=default_trust,
         temporary_packages=temporary_packages,
+        hook_timeouts=hook_timeouts if hook_timeouts is not None else HookTimeouts(),
     )
     host = PluginHost(options)
     _populate(host)
@@ -445,6 +456,7 @@ def rebuild_plugin_host(host: PluginHost) -> PluginHost:
         if record.path is not None and record.source in ("global", "project", "cli"):
             sys.modules.pop(module_name_for(record.path), None)
     fresh = PluginHost(host.options)
+    fresh.dispatch.timeouts = host.dispatch.timeouts  # the session's (the settings read after the host was built)
     fresh.error_listeners = host.error_listeners
     _populate(fresh)
     return fresh

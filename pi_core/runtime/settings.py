@@ -24,7 +24,7 @@ import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 from pydantic.alias_generators import to_camel
@@ -147,9 +147,12 @@ class ImageSettings(_SettingsModel):
 
 
 class PluginSettings(_SettingsModel):
-    """``plugins`` (ours): ``required`` lists pip distributions the project needs."""
+    """``plugins`` (ours): ``required`` lists pip distributions the project needs; ``hookTimeoutMs`` is
+    the time limit of one plugin hook call (``0``: none) and ``hookTimeouts`` sets it per hook name."""
 
     required: list[str] = Field(default_factory=list)
+    hook_timeout_ms: int = Field(default=5000, ge=0)
+    hook_timeouts: dict[str, Annotated[int, Field(ge=0)]] = Field(default_factory=dict)
 
 
 class Settings(_SettingsModel):

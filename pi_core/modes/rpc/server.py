@@ -103,6 +103,8 @@ class RpcServer:
         previous_ui, session.ctx.ui = session.ctx.ui, self.ui
         unsubscribe = session.subscribe(self._on_event)
         forget_shutdown = session.on_shutdown_requested(self._on_shutdown_requested)
+        for error in list(session.host.hook_errors):  # from start-up (session_start), before the loop
+            self._on_hook_error(error)
         session.host.error_listeners.append(self._on_hook_error)
         start_reader(stdin, asyncio.get_running_loop(), self._queue.put_nowait)
         try:
