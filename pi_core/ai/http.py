@@ -18,7 +18,7 @@ import weakref
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any, Self
 
-from .errors import ErrorStyle, ProviderHTTPError
+from .errors import ErrorStyle, ProviderError, ProviderHTTPError
 
 if TYPE_CHECKING:
     import httpx
@@ -179,7 +179,11 @@ async def post_stream(url: str, payload: Any, headers: Mapping[str, str], *, sty
                                  timeout=make_timeout(read_timeout) if read_timeout else httpx.USE_CLIENT_DEFAULT)
     for name in removed:  # a plugin removed it: also the client's default (user-agent, ...)
         request.headers.pop(name, None)
-    response = await http.send(request, stream=True)
+    idle = read_timeout or READ_TIMEOUT
+    try:
+        response = await http.send(request, stream=True)
+    except httpx.ReadTimeout as exc:
+        raise idle_timeout(idle, "after the request was sent, before the response began") from exc
     try:
         if observer is not None:
             await observer.response(response.status_code, dict(response.headers))
@@ -189,8 +193,20 @@ async def post_stream(url: str, payload: Any, headers: Mapping[str, str], *, sty
             raise ProviderHTTPError(response.status_code, text, style, headers=response.headers,
                                     reason=response.reason_phrase)
         yield response
+    except httpx.ReadTimeout as exc:
+        raise idle_timeout(idle, "in the middle of the response") from exc
     finally:
         await response.aclose()
+
+
+#: How an idle-timeout error text begins (:func:`pi_core.ai.retry.is_idle_timeout` looks for it).
+IDLE_TIMEOUT_PREFIX = "Provider idle timeout"
+
+
+def idle_timeout(seconds: float, where: str) -> ProviderError:
+    """The error for a response that went silent: a clear text, classified transient (retried once)."""
+    return ProviderError(f"{IDLE_TIMEOUT_PREFIX}: nothing received for {seconds:g} s {where} "
+                         f"(the limit is httpIdleTimeoutMs, or retry.provider.timeoutMs when set)")
 
 
 __all__ = ["DeferredTrustContext", "aclose_shared_client", "is_loopback_url", "merge_headers", "post_stream", "shared_client", "user_agent"]

@@ -107,6 +107,19 @@ def classify_error(error: AssistantMessage | BaseException | str | Any, *, provi
     return "transient" if _TRANSIENT.search(text) else "fatal"
 
 
+#: Retries of a request that went silent (``httpIdleTimeoutMs``), whatever ``max_retries`` allows: a
+#: server that hangs once may answer the next request; one that hangs twice is reported.
+IDLE_TIMEOUT_RETRIES = 1
+
+
+def is_idle_timeout(message: AssistantMessage | Any) -> bool:
+    """Whether a failed reply is an idle timeout (the provider sent nothing for ``httpIdleTimeoutMs``)."""
+    from .http import IDLE_TIMEOUT_PREFIX
+
+    text = getattr(message, "error_message", None)
+    return isinstance(text, str) and text.startswith(IDLE_TIMEOUT_PREFIX)
+
+
 @dataclass
 class RetryPolicy:
     """Backoff for transient failures: ``base_delay_ms · 2^(attempt-1)``, at most ``max_retries`` times."""
@@ -125,6 +138,8 @@ class RetryPolicy:
 
     def should_retry(self, message: AssistantMessage, attempt: int, context_window: int | None = None) -> bool:
         """Whether a failed reply deserves attempt number ``attempt`` (1-based)."""
+        if is_idle_timeout(message) and attempt > IDLE_TIMEOUT_RETRIES:
+            return False
         return (self.enabled and attempt <= self.max_retries and message.stop_reason == "error"
                 and classify_error(message, context_window=context_window) == "transient")
 

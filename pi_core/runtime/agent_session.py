@@ -165,6 +165,8 @@ class AgentSession:
         retry = self.settings.retry
         self.auto_retry = AutoRetry(self, RetryPolicy(retry.max_retries, retry.base_delay_ms,
                                                       retry.max_agent_delay_ms, retry.enabled))
+        self._retry_after: tuple[Any, int] | None = None
+        """The last failed answer and the Retry-After (ms) its server sent."""
         self.compactor = Compactor(self)
         self.routing = VirtualRouting(self)
         """What a virtual model's router is told about each request (reason, state, a failed answer)."""
@@ -648,6 +650,19 @@ class AgentSession:
         self._entry_ids.clear()
         self.agent.config.stream_options["session_id"] = self.session.session_id
 
+    def _note_failure(self, event: Any) -> None:
+        """A failed answer, before it is recorded: remember the server's Retry-After for the retry; one
+        longer than the agent's retries may wait says so, and when to try again, instead of retrying."""
+        retry_after = getattr(event, "retry_after_ms", None)
+        self._retry_after = (event.message, retry_after) if isinstance(retry_after, int) else None
+        if self._retry_after is not None:
+            event.message.error_message = self.auto_retry.explain_wait(event.message, retry_after)
+
+    def retry_after_ms(self, message: Any) -> int | None:
+        """The Retry-After (ms) the server sent with this failed answer, if any."""
+        noted = self._retry_after
+        return noted[1] if noted is not None and noted[0] is message else None
+
     async def hide_failed(self, message: Any) -> None:
         """pi 1.6: a failed answer stays in the file; a context_edit keeps it away from the model."""
         if isinstance(message, AssistantMessage):
@@ -716,7 +731,8 @@ class AgentSession:
 
         return LoopConfig(
             model=self._model,
-            stream=stamp_thinking_level(self.routing.wrap(self._stream), lambda: self._thinking_level),
+            stream=stamp_thinking_level(self.routing.wrap(self._stream), lambda: self._thinking_level,
+                                        self._note_failure),
             system_prompt=self._system_text, tools=self.tools(), convert_to_llm=to_llm,
             transform_context=self._before_request, transform_request=self.wiring.transform_request,
             before_tool_call=self.wiring.before_tool_call, after_tool_call=self._after_tool_call,

@@ -11,11 +11,16 @@ from the session is declared by :class:`RetryHost`. Backoff and the retry decisi
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any, Protocol
 
 from ..ai.retry import RetryPolicy
 from ..ai.types import AssistantMessage
 from .events import AutoRetryEndEvent, AutoRetryStartEvent
+
+
+#: How the error of a reply whose Retry-After is beyond the retry cap begins.
+WAIT_PREFIX = "The provider asks to wait"
 
 
 class RetryHost(Protocol):
@@ -51,8 +56,27 @@ class AutoRetry:
         self.aborted = False
 
     def will_retry(self, message: Any) -> bool:
-        """Would the run be retried after ``message`` (``agent_end``'s ``willRetry``)?"""
-        return isinstance(message, AssistantMessage) and self.policy.should_retry(message, self.attempt + 1)
+        """Would the run be retried after ``message`` (``agent_end``'s ``willRetry``)? Not when the
+        server asked for a longer wait (Retry-After) than ``retry.maxAgentDelayMs``."""
+        if not isinstance(message, AssistantMessage) or not self.policy.should_retry(message, self.attempt + 1):
+            return False
+        return self.policy.delay_ms(self.attempt + 1, self._retry_after(message)) is not None
+
+    def _retry_after(self, message: Any) -> int | None:
+        lookup = getattr(self._host, "retry_after_ms", None)
+        return lookup(message) if lookup is not None else None
+
+    def explain_wait(self, message: AssistantMessage, retry_after_ms: int) -> str:
+        """A failed answer's error text; when the server's Retry-After is longer than the retries may
+        wait, it says so and when to try again (the run then ends instead of retrying)."""
+        text = message.error_message or ""
+        cap = self.policy.max_delay_ms
+        if not self.policy.enabled or not cap or retry_after_ms <= cap or text.startswith(WAIT_PREFIX):
+            return text
+        seconds = -(-retry_after_ms // 1000)
+        when = time.strftime("%H:%M:%S UTC", time.gmtime(time.time() + retry_after_ms / 1000))
+        return (f"{WAIT_PREFIX} {seconds} s before retrying, longer than retry.maxAgentDelayMs allows "
+                f"({cap // 1000} s): try again after {when}. {text}")
 
     @property
     def waiting(self) -> bool:
@@ -77,7 +101,7 @@ class AutoRetry:
                                                         final_error=getattr(last, "error_message", None)))
             return False
         self.attempt += 1
-        delay = self.policy.delay_ms(self.attempt) or 0
+        delay = self.policy.delay_ms(self.attempt, self._retry_after(last)) or 0
         await self._host.emit(AutoRetryStartEvent(self.attempt, self.policy.max_retries, delay,
                                                   last.error_message or ""))
         await self._host.hide_failed(last)

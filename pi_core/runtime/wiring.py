@@ -136,14 +136,18 @@ class HookWiring:
         return await self.host.dispatch.call("after_tool_call", event, self.ctx)
 
 
-def stamp_thinking_level(stream: Callable[..., AsyncIterator[Any]], level: Callable[[], str]) -> Callable[..., AsyncIterator[Any]]:
-    """pi records the requested thinking level on every assistant message; do it at the source."""
+def stamp_thinking_level(stream: Callable[..., AsyncIterator[Any]], level: Callable[[], str],
+                         on_error: Callable[[Any], None] | None = None) -> Callable[..., AsyncIterator[Any]]:
+    """pi records the requested thinking level on every assistant message; do it at the source.
+    ``on_error`` sees each final ``error`` event (its ``retry_after_ms``) before the message is recorded."""
 
     async def stamped(model: Model, context: Context, **options: Any) -> AsyncIterator[Any]:
         async for event in stream(model, context, **options):
             message = getattr(event, "message", None)
             if event.type in ("done", "error") and message is not None and message.thinking_level is None:
                 message.thinking_level = level()
+            if event.type == "error" and on_error is not None and message is not None:
+                on_error(event)
             yield event
 
     return stamped
