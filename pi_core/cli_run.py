@@ -95,8 +95,11 @@ async def _run(options: RunOptions, host: PluginHost, globals_: GlobalOptions) -
         prompt_template_paths=tuple(options.prompt_templates), no_prompt_templates=options.no_prompt_templates,
         no_context_files=options.no_context_files)
     reported = len(host.diagnostics)
+    ui = _interactive_ui() if mode == "interactive" else _rpc_ui() if mode == "rpc" else None
     if mode != "interactive":  # -p, JSON and RPC: a failing hook is named on stderr (RPC adds an event)
         host.error_listeners.append(_report_hook_error)
+    else:  # the terminal: a notice (those from start-up show once the screen is up)
+        host.error_listeners.append(lambda error: _notify_hook_error(ui, error))
     try:
         session = await create_agent_session(
             host.cwd, host=host, model=options.model, provider=options.provider, thinking_level=options.thinking,
@@ -106,7 +109,7 @@ async def _run(options: RunOptions, host: PluginHost, globals_: GlobalOptions) -
             session_dir=options.session_dir, system_prompt=_text_or_file(options.system_prompt),
             append_system_prompt="\n\n".join(filter(None, map(_text_or_file, options.append_system_prompt))) or None,
             mode="tui" if mode == "interactive" else mode, flags=globals_.plugin_flags, api_key=options.api_key,
-            ui=_interactive_ui() if mode == "interactive" else _rpc_ui() if mode == "rpc" else None,
+            ui=ui,
             settings=_setting_overrides(options),
         )
     except SetupError as exc:
@@ -155,6 +158,15 @@ async def _dispatch(session: Any, mode: str, prompts: list[str], images: list[An
 
 def _report_hook_error(error: Any) -> None:
     print(f"pi: {error}", file=sys.stderr, flush=True)
+
+
+def _notify_hook_error(ui: Any, error: Any) -> None:
+    task = asyncio.ensure_future(ui.notify(str(error), "error"))
+    _notices.add(task)
+    task.add_done_callback(_notices.discard)
+
+
+_notices: set[Any] = set()
 
 
 def _mode(options: RunOptions) -> str:
