@@ -74,8 +74,11 @@ class TerminalOutput:
     def _write_pending(self) -> None:
         rows, self.pending = self.pending, []
         if rows:
-            self.stream.write("".join(f"{row}\n" for row in rows))
-            self.stream.flush()
+            try:
+                self.stream.write("".join(f"{row}\n" for row in rows))
+                self.stream.flush()
+            except OSError:  # the terminal went away (a hangup): there is nowhere to show them
+                pass
 
 
 def _keep_raw_for_next_write(app: Any) -> None:
