@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -103,6 +104,7 @@ async def _run(options: RunOptions, host: PluginHost, globals_: GlobalOptions) -
     try:
         session = await create_agent_session(
             host.cwd, host=host, model=options.model, provider=options.provider, thinking_level=options.thinking,
+            scoped_models=_split(options.models) or (),
             tools=_split(options.tools), toolset=options.toolset, exclude_tools=_split(options.exclude_tools),
             no_tools="all" if options.no_tools else "builtin" if options.no_builtin_tools else None,
             resources=resources, session=_session_choice(options),
@@ -334,7 +336,10 @@ def list_models(host: PluginHost, search: str) -> int:
     from .ai import ModelRegistry
 
     registry = ModelRegistry(apis=list(host.apis), providers=list(host.providers), agent_dir=host.agent_dir)
-    rows = [m for m in registry.available_models() if _matches(search, f"{m.provider} {m.id}")]
+    # the offline test provider is listed only when asked for by name (or with PI_FAUX=1)
+    show_faux = os.environ.get("PI_FAUX") == "1" or "faux" in search.lower()
+    rows = [m for m in registry.available_models() if _matches(search, f"{m.provider} {m.id}")
+            and (show_faux or m.provider != "faux")]
     rows.sort(key=lambda m: (m.provider, m.id))
     table = [("provider", "model", "context", "max-out", "thinking", "images")]
     table += [(m.provider, m.id, _tokens(m.context_window), _tokens(m.max_tokens), "yes" if m.reasoning else "no",

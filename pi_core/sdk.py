@@ -105,13 +105,19 @@ async def create_agent_session(
     _apply_hook_timeouts(host, config)
     models = _model_registry(host, agent)
     _apply_shell_env(config, models)
-    chosen = _choose_model(models, config, model, provider)
     # --session-dir, then $PI_CODING_AGENT_SESSION_DIR, then the sessionDir setting (pi's order)
     env_dir = os.environ.get("PI_CODING_AGENT_SESSION_DIR")
     manager = _session_manager(root, session, session_dir or (None if env_dir else config.session_dir_path))
     resumed = manager.entry_count() > 0
+    if resumed and mode != "tui":
+        _check_session_cwd(manager, root)
+    restored = manager.build_session_context() if resumed else None
+    scope = _model_scope(models, list(scoped_models) or _enabled_models(config))
+    chosen, chosen_level = _initial_model(models, config, model, provider, scope, restored)
+    if tools is None and toolset is None and exclude_tools is None and no_tools is None and restored is not None:
+        tools = _restored_tools(host, restored)
     active, admits = _active_tools(host, config, tools, toolset, exclude_tools, no_tools)
-    level = _startup_level(chosen, config, thinking_level or _restored_level(manager))
+    level = _startup_level(chosen, config, thinking_level or chosen_level or _restored_level(manager))
     loader = ResourceLoader(root, agent, config, system_prompt, append_system_prompt, resources or ResourceOptions(),
                             _package_set(host))
     if api_key:
@@ -120,7 +126,7 @@ async def create_agent_session(
         host=host, session=manager, model=chosen, stream=stream or _bound_stream(models, config), tools=active,
         resources=loader,
         thinking_level=level, mode=mode, ui=ui, settings=config, models=models, flags=flags,
-        scoped_models=[_choose_model(models, config, m, None) for m in scoped_models], admits_tool=admits,
+        scoped_models=[m for m, _ in scope], admits_tool=admits,
     )
     if not manager.entry_count():
         manager.append_model_change(chosen.provider, chosen.id)
@@ -228,6 +234,124 @@ def _choose_model(models: ModelRegistry, config: Settings, model: Any, provider:
         return models.resolve(provider=wanted_provider, model=wanted)
     except LookupError as exc:
         raise SetupError(str(exc)) from exc
+
+
+def _initial_model(models: ModelRegistry, config: Settings, model: Any, provider: str | None,
+                   scope: list[tuple[Model, str | None]], restored: Any) -> tuple[Model, str | None]:
+    """pi's start-up model and the thinking level that came with it (a ``:level`` suffix, a scope entry's):
+    ``--model``/``--provider``; else the resumed session's model (when it can still be used); else the
+    first model of the scope (``--models``, else ``enabledModels``) for a new session; else
+    ``defaultProvider``/``defaultModel``; else the first model with credentials (never ``faux``, unless
+    ``PI_FAUX=1``)."""
+    from .ai.types import Model as ModelType
+
+    if isinstance(model, ModelType):
+        return model, None
+    if model or provider:
+        try:
+            resolved = models.resolve_full(provider=provider, model=model)
+        except LookupError as exc:
+            raise SetupError(str(exc)) from exc
+        for warning in resolved.warnings:
+            print(f"pi: {warning}", file=sys.stderr)
+        return resolved.model, resolved.thinking_level
+    fallback = None
+    if restored is not None and restored.model is not None:
+        ref = restored.model
+        found = models.get_model(ref.provider, ref.model_id)
+        if found is not None and models.has_configured_auth(found):
+            return found, None
+        fallback = f"Could not restore model {ref.provider}/{ref.model_id}"
+    if scope and restored is None:
+        return scope[0]
+    if config.default_model or config.default_provider:
+        chosen = _choose_model(models, config, None, None)
+    else:
+        chosen = _first_usable(models)
+    if fallback:
+        print(f"pi: {fallback}. Using {chosen.provider}/{chosen.id}", file=sys.stderr)
+    return chosen, None
+
+
+def _first_usable(models: ModelRegistry) -> Model:
+    """pi's last resort: a provider's default model among the usable ones, else the first usable model."""
+    hide_faux = os.environ.get("PI_FAUX") != "1"
+    usable = [m for m in models.available_models() if not (hide_faux and m.provider == "faux")]
+    for name in dict.fromkeys(m.provider for m in usable):
+        default = models.default_model(name)
+        if default is not None and any((m.provider, m.id) == (name, default.id) for m in usable):
+            return default
+    if usable:
+        return usable[0]
+    raise SetupError("No model available: set a provider's API key (pi --help lists the variables) or sign in "
+                     "with `pi auth login <provider>`, add a provider to models.json, or pass --model")
+
+
+def _enabled_models(config: Settings) -> list[str]:
+    patterns = config.get("enabledModels")
+    return [p for p in patterns if isinstance(p, str) and p.strip()] if isinstance(patterns, list) else []
+
+
+def _model_scope(models: ModelRegistry, patterns: list[Any]) -> list[tuple[Model, str | None]]:
+    """``--models`` / ``enabledModels`` as pi reads them: each entry a model, or a pattern (``*``/``?``
+    globs against ``provider/id`` and ``id``, else exact or fuzzy as ``--model``) over the models that
+    have credentials, with an optional ``:level``. A pattern matching nothing is reported."""
+    import fnmatch
+
+    from .ai.registry import valid_thinking_level
+    from .ai.types import Model as ModelType
+
+    scope: list[tuple[Model, str | None]] = []
+
+    def add(found: Model, level: str | None) -> None:
+        if all((m.provider, m.id) != (found.provider, found.id) for m, _ in scope):
+            scope.append((found, level))
+
+    available = models.available_models() if patterns else []
+    for entry in patterns:
+        if isinstance(entry, ModelType):
+            add(entry, None)
+            continue
+        pattern, level = entry.strip(), None
+        head, sep, tail = pattern.rpartition(":")
+        if sep and valid_thinking_level(tail):
+            pattern, level = head, tail
+        if any(c in pattern for c in "*?["):
+            wanted = pattern.lower()
+            hits = [m for m in available if fnmatch.fnmatchcase(f"{m.provider}/{m.id}".lower(), wanted)
+                    or fnmatch.fnmatchcase(m.id.lower(), wanted)]
+            for hit in hits:
+                add(hit, level)
+            if not hits:
+                print(f"pi: no model matches {entry!r} (--models / enabledModels)", file=sys.stderr)
+            continue
+        try:
+            add(models.resolve(model=pattern), level)
+        except LookupError:
+            print(f"pi: no model matches {entry!r} (--models / enabledModels)", file=sys.stderr)
+    return scope
+
+
+def _restored_tools(host: PluginHost, restored: Any) -> list[str] | None:
+    """The tools a resumed branch last declared to the model (pi restores them): the ones still
+    registered and declared directly, and MCP tools that connect later; ``None`` when it declared none."""
+    from .runtime.tool_changes import DeclaredTools
+
+    names = DeclaredTools().names(restored.messages)
+    if not names:
+        return None
+    registered = set(host.tools.names())
+    kept = [n for n in names if n.startswith("mcp__")
+            or (n in registered and getattr(host.tools.get(n), "exposure", "direct") in ("direct", "model-only"))]
+    return kept or None
+
+
+def _check_session_cwd(manager: Any, fallback: Path) -> None:
+    """pi refuses, outside the terminal, to resume a session whose stored working directory is gone."""
+    stored = manager.cwd
+    if manager.session_file is not None and stored and not Path(stored).exists():
+        raise SetupError(f"Stored session working directory does not exist: {stored}\n"
+                         f"Session file: {manager.session_file}\nCurrent working directory: {fallback}")
 
 
 def _session_manager(cwd: Path, choice: Any, session_dir: Any) -> Any:
