@@ -75,6 +75,7 @@ def _add_run(app: typer.Typer, host: PluginHost, options: GlobalOptions) -> None
         list_models: Annotated[Optional[str], Opt("--list-models")] = None,
         export: Annotated[Optional[str], Opt("--export")] = None,
         verbose: Annotated[bool, Opt("--verbose")] = False,
+        tui_mode: Annotated[Optional[str], Opt("--tui-mode")] = None,
         theme: Annotated[Optional[str], Opt("--theme", "--use-theme")] = None,
         offline: Annotated[bool, Opt("--offline")] = False,
         approve: _Approve = False,
@@ -97,7 +98,7 @@ def _add_run(app: typer.Typer, host: PluginHost, options: GlobalOptions) -> None
             append_system_prompt=list(append_system_prompt or []), skills=list(skill or []), no_skills=no_skills,
             prompt_templates=list(prompt_template or []), no_prompt_templates=no_prompt_templates,
             no_context_files=no_context_files, list_models=list_models, export=export, verbose=verbose,
-            theme=theme)
+            theme=theme, tui_mode=tui_mode)
         raise typer.Exit(run_command(run_options, host, options))
 
 

@@ -49,6 +49,7 @@ OPTIONS: tuple[tuple[str, str], ...] = (
     ("--no-context-files, -nc", "Do not load AGENTS.md / CLAUDE.md files"),
     ("--export <file> [output]", "Write a session file as HTML and exit"),
     ("--list-models [search]", "List the models you can use (optionally fuzzy-filtered) and exit"),
+    ("--tui-mode <mode>", "Terminal mode: regular (the only one here; pi's fullscreen is refused)"),
     ("--verbose", "Full start-up information in the terminal (overrides quietStartup)"),
     ("--theme, --use-theme <name>", "Terminal theme for this run: dark, light, system, a theme name, light/dark"),
     ("--approve, -a", "Trust this project's .pi/ files for this run"),

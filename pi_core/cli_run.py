@@ -59,6 +59,7 @@ class RunOptions:
     export: str | None = None
     verbose: bool = False
     theme: str | None = None
+    tui_mode: str | None = None
 
 
 def run_command(options: RunOptions, host: PluginHost, globals_: GlobalOptions) -> int:
@@ -89,6 +90,11 @@ async def _run(options: RunOptions, host: PluginHost, globals_: GlobalOptions) -
         if mode != "interactive":
             raise UsageError("--resume picks a session in the terminal interface; use --continue or --session")
         prompts = ["/resume", *prompts]  # the interface opens its session picker first
+    if options.tui_mode not in (None, "regular"):
+        # pi's default is its fullscreen mode; this program has only the regular (scrollback) one
+        raise UsageError("--tui-mode fullscreen is not available in pi for Python: the terminal interface "
+                         "writes to the scrollback only (--tui-mode regular)" if options.tui_mode == "fullscreen"
+                         else f"--tui-mode must be fullscreen or regular, not {options.tui_mode!r}")
     if options.thinking is not None and options.thinking not in THINKING_LEVELS:
         raise UsageError(f"--thinking must be one of {', '.join(THINKING_LEVELS)}, not {options.thinking!r}")
     resources = ResourceOptions(

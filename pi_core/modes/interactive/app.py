@@ -693,6 +693,10 @@ class InteractiveApp:
         if settings is None:
             return default
         value = getattr(settings, key, None)
+        if value is None:  # a typed key holds the effective value, run-time overrides (--verbose) included
+            from pydantic.alias_generators import to_snake
+
+            value = getattr(settings, to_snake(key), None)
         if value is None and hasattr(settings, "get"):
             value = settings.get(key, None)
         return default if value is None else value

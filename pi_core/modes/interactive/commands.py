@@ -37,8 +37,13 @@ def parse(text: str) -> tuple[str, str] | None:
 
 
 def all_commands(session: Any) -> list[tuple[str, str]]:
-    """``(name, description)`` of every command (pi's, then plugins'), then templates and skills."""
-    return [(c.name, c.description or "(plugin command)") for c in session.get_commands(include_builtin=True)]
+    """``(name, description)`` of every command (pi's, then plugins'), then templates and skills (unless
+    the ``enableSkillCommands`` setting is off: pi then leaves skills out of the menu; typing
+    ``/skill:name`` still works)."""
+    settings = getattr(session, "settings", None)
+    skills = getattr(settings, "enable_skill_commands", True) is not False
+    return [(c.name, c.description or "(plugin command)") for c in session.get_commands(include_builtin=True)
+            if skills or c.source != "skill"]
 
 
 def argument_completions(session: Any, name: str, prefix: str) -> list[tuple[str, str]]:
