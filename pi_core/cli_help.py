@@ -93,6 +93,7 @@ ENVIRONMENT: tuple[tuple[str, str], ...] = (
     ("PI_CODING_AGENT_SESSION_DIR", "Session directory (--session-dir wins)"),
     ("PI_OFFLINE", "No start-up network requests: model lists are not refreshed"),
     ("PI_SHELL", "Shell for the bash tool when the shellPath setting is unset"),
+    ("PI_SELF_UPDATE_COMMAND", "Command `pi update` runs to update pi itself ({packageName}, {version}, {installSpec})"),
     ("PI_BASH_TIMEOUT, PI_BASH_MAX_TIMEOUT", "bash tool default / maximum timeout in seconds"),
     ("PI_STRICT_PLUGINS", "1: a plugin that fails to load stops pi"),
     ("PI_DISABLE_PLUGINS", "Comma-separated plugin names not to load"),

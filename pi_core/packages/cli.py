@@ -420,7 +420,7 @@ def _update(host: PluginHost, source_text: str | None, *, extensions: bool, ever
     if source_text in ("self", "pi"):
         source_text, self_only = None, True
     if self_only or everything or (source_text is None and not extensions):
-        _update_self()
+        _update_self(host)
         if self_only or (source_text is None and not extensions and not everything):
             return
     if os.environ.get("PI_OFFLINE"):
@@ -482,11 +482,44 @@ def _refresh_models(host: PluginHost) -> int:
     return 0
 
 
-def _update_self() -> None:
+def _self_update_command(host: PluginHost) -> list[str] | None:
+    """pi's custom self-update command: ``PI_SELF_UPDATE_COMMAND`` (split on whitespace), else the global
+    ``selfUpdateCommand`` setting (an argv array); ``None`` when neither is set."""
+    import os
+
+    from ..runtime.settings import Settings
+
+    text = os.environ.get("PI_SELF_UPDATE_COMMAND", "").strip()
+    if text:
+        return text.split()
+    setting = Settings.load(host.cwd, host.agent_dir, trusted=False).scope_data("global").get("selfUpdateCommand")
+    if isinstance(setting, list) and setting and all(isinstance(a, str) for a in setting):
+        return list(setting)
+    if setting is not None:
+        typer.echo("pi: settings: selfUpdateCommand must be an array of strings; ignored", err=True)
+    return None
+
+
+def _update_self(host: PluginHost) -> None:
+    import subprocess
     from importlib import metadata
 
     from ..entry_points import DISTRIBUTION
     from .install import InstallError, pip
+
+    command = _self_update_command(host)
+    if command is not None:
+        # pi's placeholders; no release server is asked here, so the version is "latest"
+        values = {"{packageName}": DISTRIBUTION, "{version}": "latest", "{installSpec}": DISTRIBUTION}
+        argv = [_fill(arg, values) for arg in command]
+        try:
+            code = subprocess.run(argv, check=False).returncode
+        except OSError as exc:
+            raise InstallError(f"self-update command {argv[0]!r} could not start: {exc}") from exc
+        if code != 0:
+            raise InstallError(f"self-update command failed (exit {code}): {' '.join(argv)}")
+        typer.echo(f"Updated {DISTRIBUTION} with: {' '.join(argv)}")
+        return
 
     try:
         direct = metadata.distribution(DISTRIBUTION).read_text("direct_url.json") or ""
@@ -498,6 +531,12 @@ def _update_self() -> None:
     if pip("install", ["--upgrade", DISTRIBUTION]) != 0:
         raise InstallError(f"pip install --upgrade {DISTRIBUTION} failed")
     typer.echo(f"Updated {DISTRIBUTION}")
+
+
+def _fill(arg: str, values: dict[str, str]) -> str:
+    for key, value in values.items():
+        arg = arg.replace(key, value)
+    return arg
 
 
 def _config(host: PluginHost, action: str | None, package_text: str | None, resources: list[str],
