@@ -76,14 +76,26 @@ def copy_to_clipboard(text: str) -> str | None:
             continue
         try:
             subprocess.run(argv, input=text.encode(), check=True, timeout=5, capture_output=True)
-            return f"with {argv[0]}"
         except (OSError, subprocess.SubprocessError):
             continue
-    if sys.stdout.isatty() and os.environ.get("PI_NO_OSC52") is None:
-        sys.stdout.write(f"\x1b]52;c;{base64.b64encode(text.encode()).decode()}\x07")
-        sys.stdout.flush()
+        # as pi: over SSH (or with PI_CLIPBOARD_OSC52=1) the terminal gets it too, for the remote user's clipboard
+        remote = os.environ.get("PI_CLIPBOARD_OSC52") == "1" or bool(os.environ.get("SSH_CONNECTION")
+                                                                       or os.environ.get("SSH_TTY"))
+        if remote and _osc52(text):
+            return f"with {argv[0]} and through the terminal (OSC 52)"
+        return f"with {argv[0]}"
+    if _osc52(text):
         return "through the terminal (OSC 52; not every terminal supports it)"
     return None
+
+
+def _osc52(text: str) -> bool:
+    """Send ``text`` to the terminal's clipboard (OSC 52) when stdout is one; ``PI_NO_OSC52`` turns it off."""
+    if not sys.stdout.isatty() or os.environ.get("PI_NO_OSC52") is not None:
+        return False
+    sys.stdout.write(f"\x1b]52;c;{base64.b64encode(text.encode()).decode()}\x07")
+    sys.stdout.flush()
+    return True
 
 
 def available_models(session: Any) -> list[Any]:
