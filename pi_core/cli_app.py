@@ -76,7 +76,9 @@ def _add_run(app: typer.Typer, host: PluginHost, options: GlobalOptions) -> None
         export: Annotated[Optional[str], Opt("--export")] = None,
         verbose: Annotated[bool, Opt("--verbose")] = False,
         tui_mode: Annotated[Optional[str], Opt("--tui-mode")] = None,
-        theme: Annotated[Optional[str], Opt("--theme", "--use-theme")] = None,
+        theme: Annotated[Optional[list[str]], Opt("--theme")] = None,
+        use_theme: Annotated[Optional[str], Opt("--use-theme")] = None,
+        no_themes: Annotated[bool, Opt("--no-themes")] = False,
         offline: Annotated[bool, Opt("--offline")] = False,
         approve: _Approve = False,
         no_plugins: _NoPlugins = False,
@@ -98,7 +100,7 @@ def _add_run(app: typer.Typer, host: PluginHost, options: GlobalOptions) -> None
             append_system_prompt=list(append_system_prompt or []), skills=list(skill or []), no_skills=no_skills,
             prompt_templates=list(prompt_template or []), no_prompt_templates=no_prompt_templates,
             no_context_files=no_context_files, list_models=list_models, export=export, verbose=verbose,
-            theme=theme, tui_mode=tui_mode)
+            themes=list(theme or []), use_theme=use_theme, no_themes=no_themes, tui_mode=tui_mode)
         raise typer.Exit(run_command(run_options, host, options))
 
 

@@ -58,7 +58,10 @@ class RunOptions:
     list_models: str | None = None
     export: str | None = None
     verbose: bool = False
-    theme: str | None = None
+    themes: list[str] = field(default_factory=list)
+    """``--theme`` values: theme files or directories (pi's meaning), or a theme name (our older meaning)."""
+    use_theme: str | None = None
+    no_themes: bool = False
     tui_mode: str | None = None
 
 
@@ -100,7 +103,8 @@ async def _run(options: RunOptions, host: PluginHost, globals_: GlobalOptions) -
     resources = ResourceOptions(
         skill_paths=tuple(options.skills), no_skills=options.no_skills,
         prompt_template_paths=tuple(options.prompt_templates), no_prompt_templates=options.no_prompt_templates,
-        no_context_files=options.no_context_files)
+        no_context_files=options.no_context_files, theme_paths=tuple(_theme_paths(options)),
+        no_themes=options.no_themes)
     reported = len(host.diagnostics)
     ui = _interactive_ui() if mode == "interactive" else _rpc_ui() if mode == "rpc" else None
     if mode != "interactive":  # -p, JSON and RPC: a failing hook is named on stderr (RPC adds an event)
@@ -228,11 +232,18 @@ def _file_arguments(files: list[str]) -> tuple[str, list[Any]]:
     return text, images
 
 
+def _theme_paths(options: RunOptions) -> list[str]:
+    return [str(Path(value).expanduser().resolve()) for value in options.themes if Path(value).expanduser().exists()]
+
+
 def _setting_overrides(options: RunOptions) -> dict[str, Any] | None:
-    """Settings that flags change for this run only: ``--theme``, ``--verbose`` (``quietStartup`` off)."""
+    """Settings that flags change for this run only: ``--use-theme`` (or a ``--theme`` value that names
+    no file: a theme name), ``--verbose`` (``quietStartup`` off)."""
     overrides: dict[str, Any] = {}
-    if options.theme:
-        overrides["theme"] = options.theme
+    names = [value for value in options.themes if not Path(value).expanduser().exists()]
+    chosen = options.use_theme or (names[-1] if names else None)
+    if chosen:
+        overrides["theme"] = chosen
     if options.verbose:
         overrides["quiet_startup"] = False
     return overrides or None

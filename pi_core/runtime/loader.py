@@ -32,6 +32,10 @@ class ResourceOptions:
     prompt_template_paths: tuple[str | os.PathLike[str], ...] = ()
     no_prompt_templates: bool = False
     no_context_files: bool = False
+    #: Theme files or directories for the terminal (``--theme PATH``); ``no_themes`` drops the discovered,
+    #: configured, package and plugin themes (``--no-themes``), these still load.
+    theme_paths: tuple[str | os.PathLike[str], ...] = ()
+    no_themes: bool = False
 
 
 @dataclass
