@@ -109,7 +109,7 @@ async def create_agent_session(
     env_dir = os.environ.get("PI_CODING_AGENT_SESSION_DIR")
     manager = _session_manager(root, session, session_dir or (None if env_dir else config.session_dir_path))
     resumed = manager.entry_count() > 0
-    if resumed and mode != "tui":
+    if resumed and mode in ("print", "json", "rpc"):  # the terminal opens it anyway (pi would ask first)
         _check_session_cwd(manager, root)
     restored = manager.build_session_context() if resumed else None
     scope = _model_scope(models, list(scoped_models) or _enabled_models(config))

@@ -170,7 +170,8 @@ def server() -> FakeOpenAI:
 def test_damaged_files_through_the_cli(tmp_path: Path, kind: str, server: FakeOpenAI) -> None:
     agent = tmp_path / "agent"
     write_agent_dir(agent, server.base_url)
-    data = KINDS[kind]
+    # the recorded session's cwd is pi's machine's; pi (and we) refuse to resume a session whose cwd is gone
+    data = KINDS[kind].replace(b'"cwd":"/home/user/project"', b'"cwd":' + json.dumps(str(tmp_path)).encode(), 1)
     path = tmp_path / "s.jsonl"
     path.write_bytes(data)
     done = subprocess.run([sys.executable, "-m", "pi_core", "--provider", "fake", "--model", "fake-model",
