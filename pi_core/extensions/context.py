@@ -131,6 +131,15 @@ class UI:
         """Replace the start-up header with ``factory(tui, theme)``'s component (``None``: pi's)."""
         return None
 
+    async def set_editor_component(self, factory: ComponentFactory | None) -> None:
+        """Replace the editor with ``factory(tui, theme, keybindings)``'s :class:`pi_core.tui.CustomEditor`
+        (``None``: pi's own). Headless: nothing happens."""
+        return None
+
+    def get_editor_component(self) -> ComponentFactory | None:
+        """The factory :meth:`set_editor_component` set (to wrap it), or ``None``."""
+        return None
+
     async def set_working_message(self, message: str | None = None) -> None:
         """The text of the "Working…" row while the agent runs (``None``: the default)."""
         return None

@@ -138,6 +138,7 @@ class InteractiveApp:
         self.widgets: dict[str, tuple[Any, str]] = {}  # lines or a plugin's component, placement
         self._widget_factories: dict[str, Any] = {}
         self._footer_component: Any = None
+        self._editor_bridge: Any = None  # a plugin's editor (ctx.ui.set_editor_component), once the editor is up
         self.hint: str | None = None
         self._hint_until = 0.0
         self._last_ctrl_c = 0.0
@@ -787,6 +788,8 @@ class InteractiveApp:
             r.toggle_tools_expanded()
         if what in ("footer", "all"):
             self._build_footer()
+        if what in ("editor", "all"):
+            self._build_editor_component()
         if what == "header" and self.ui.header_factory is not None and getattr(self, "_loop", None) is not None:
             from .components import build, render_component
 
@@ -800,6 +803,20 @@ class InteractiveApp:
         factory = self.ui.footer_factory
         data = FooterData(lambda: self._branch.get() if self._branch else None, lambda: self.statuses)
         self._footer_component = None if factory is None else build(factory, self._tui(), self.palette.theme, data)
+
+    def _build_editor_component(self) -> None:
+        bridge = self._editor_bridge
+        if bridge is None:  # the editor is not up yet: built when it is
+            return
+        factory = self.ui.editor_factory
+        component = None
+        if factory is not None:
+            try:
+                component = factory(self._tui(), self.palette.theme, self.keymap)
+            except Exception as exc:  # a plugin's bug leaves pi's editor in place
+                self.renderer.notice(f"editor component failed: {exc}", "error")
+        bridge.set_component(component)
+        self.output.live_changed()
 
     def _tool_named(self, name: str) -> Any:
         try:
@@ -868,6 +885,8 @@ class InteractiveApp:
         for key, factory in list(self._widget_factories.items()):  # components built with the old theme
             self.set_widget(key, factory, self.widgets[key][1])
         self._build_footer()
+        if self._editor_bridge is not None and self._editor_bridge.component is not None:
+            self._editor_bridge.component.theme = theme
         self._ansi_cache.clear()
         self.output.live_changed()
         return None
@@ -895,8 +914,15 @@ class InteractiveApp:
         install_extended_keys()
         completer = PiCompleter(lambda: all_commands(self.session), self.session.cwd,
                                 lambda name, typed: argument_completions(self.session, name, typed))
+        from .editor import EditorBridge
+
+        bridge = EditorBridge(self._editor_app, lambda: self._width() or 80)
         self._editor = build_prompt(self, message=self._live_region, footer=self._footer, completer=completer,
-                                    history=history_for(Path(self.session.host.agent_dir)), keymap=self.keymap)
+                                    history=history_for(Path(self.session.host.agent_dir)), keymap=self.keymap,
+                                    lexer=bridge.lexer(), compact=lambda: bridge.component is not None)
+        bridge.install(self._editor.app.key_processor)
+        self._editor_bridge = bridge
+        self._build_editor_component()
         self._bind_shortcuts()
         ticker = asyncio.ensure_future(self._tick())
         enable_extended_keys(self.stdout)
@@ -995,6 +1021,9 @@ class InteractiveApp:
         rows = [*pending, *self.renderer.live_rows(self._width()), *self._widget_rows("aboveEditor")] \
             if isinstance(self.output, TerminalOutput) else []
         marker = self.palette(f"{self.palette.glyphs.user} ", "bold", "blue")
+        editor = self._editor_rows()
+        if editor:  # a plugin's editor: its top border over the text
+            rows.append(editor[0])
         return self._ansi("live", "\n".join([*rows, marker]))
 
     def rendered_rows(self) -> list[str]:
@@ -1007,6 +1036,10 @@ class InteractiveApp:
             if slot == "live":
                 rows += self.editor_text().split("\n")
         return rows
+
+    def _editor_rows(self) -> list[str]:
+        bridge = self._editor_bridge
+        return bridge.rendered() if bridge is not None and bridge.component is not None else []
 
     def _ansi(self, slot: str, text: str) -> Any:
         """prompt_toolkit asks for the prompt several times per frame: parse each text once."""
@@ -1024,12 +1057,14 @@ class InteractiveApp:
             from .components import render_component
 
             rows = render_component(self._footer_component, self._width() or 80)
-            return self._ansi("footer", "\n".join([*self._widget_rows("belowEditor"), *rows]))
+            return self._ansi("footer", "\n".join([*self._editor_rows()[-1:], *self._widget_rows("belowEditor"),
+                                                   *rows]))
         compaction = getattr(getattr(self.session, "settings", None), "compaction", None)
         rows = footer_rows(self.palette, self.session, self.renderer.stats, self.statuses, self.hint,
                            self._width() or 80, branch=self._branch.get() if self._branch else None,
                            auto_compact=bool(getattr(compaction, "enabled", True)))
-        return self._ansi("footer", "\n".join([*self._widget_rows("belowEditor"), *rows]))
+        return self._ansi("footer", "\n".join([*self._editor_rows()[-1:], *self._widget_rows("belowEditor"),
+                                               *rows]))
 
     # -- the line loop (no terminal) -------------------------------------------------------------
 

@@ -185,15 +185,42 @@ STYLE = Style.from_dict({
 })
 
 
+class EditorSession(PromptSession[str]):
+    """The editor line. While ``compact()`` is true (a plugin's editor draws a border under the text)
+    the text does not grow to fill the screen and no room is kept for the completion menu until it
+    opens, so the border (and the footer) sit right under the text."""
+
+    compact: Callable[[], bool] = staticmethod(lambda: False)
+
+    def _get_default_buffer_control_height(self) -> Any:
+        from prompt_toolkit.layout.dimension import Dimension
+
+        if self.compact() and self.default_buffer.complete_state is None:
+            return Dimension()
+        return super()._get_default_buffer_control_height()
+
+
 def build_prompt(keys: Keys, *, message: Callable[[], Any], footer: Callable[[], Any],
-                 completer: Completer, history: History, keymap: Keymap | None = None) -> PromptSession[str]:
-    """The main editor line. ``message`` draws the live region above it, ``footer`` the rows below."""
-    session: PromptSession[str] = PromptSession(
+                 completer: Completer, history: History, keymap: Keymap | None = None,
+                 lexer: Any = None, compact: Callable[[], bool] | None = None) -> PromptSession[str]:
+    """The main editor line. ``message`` draws the live region above it, ``footer`` the rows below;
+    ``lexer`` styles the text (a plugin's editor), ``compact`` says when to keep no room for the menu."""
+    session: PromptSession[str] = EditorSession(
         message=message, multiline=True, prompt_continuation=lambda width, line, wrap: " " * width,
         bottom_toolbar=footer, completer=completer, complete_while_typing=True, history=history,
         key_bindings=key_bindings(keys, keymap), erase_when_done=True, reserve_space_for_menu=6, style=STYLE,
         include_default_pygments_style=False, enable_suspend=True,
     )
+    from prompt_toolkit.layout.controls import BufferControl
+
+    for window in session.app.layout.find_all_windows():
+        if not (isinstance(window.content, BufferControl) and window.content.buffer is session.default_buffer):
+            continue
+        if compact is not None:  # the text does not grow to fill the screen
+            session.compact = compact  # type: ignore[attr-defined]
+            window.dont_extend_height = Condition(compact)
+        if lexer is not None:  # set on the control: PromptSession's own wrapper would cache by lexer
+            window.content.lexer = lexer
     session.app.ttimeoutlen = 0.05  # Esc is answered at once (Alt+key sequences arrive in one read)
     session.app.timeoutlen = 0.1  # ...and so is a lone Esc, which also starts Alt+key bindings
     session.app.min_redraw_interval = 0.04  # a fast stream redraws the live region at most 25 times a second

@@ -55,6 +55,7 @@ class InteractiveUI(UI):
         self.dialogs = dialogs
         self.footer_factory: Callable[..., Any] | None = None
         self.header_factory: Callable[..., Any] | None = None
+        self.editor_factory: Callable[..., Any] | None = None
         self.working: dict[str, Any] = {}  # working row, spinner, thinking label, tools expanded
 
     async def notify(self, message: str, level: str = "info") -> None:  # type: ignore[override]
@@ -263,6 +264,13 @@ class InteractiveUI(UI):
     async def set_header(self, factory: Callable[..., Any] | None) -> None:
         self.header_factory = factory
         self._changed("header")
+
+    async def set_editor_component(self, factory: Callable[..., Any] | None) -> None:
+        self.editor_factory = factory
+        self._changed("editor")
+
+    def get_editor_component(self) -> Callable[..., Any] | None:
+        return self.editor_factory
 
     async def set_working_message(self, message: str | None = None) -> None:
         self.working["message"] = message
