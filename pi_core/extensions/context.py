@@ -140,6 +140,11 @@ class UI:
         """The factory :meth:`set_editor_component` set (to wrap it), or ``None``."""
         return None
 
+    async def add_autocomplete_provider(self, factory: Callable[[Any], Any]) -> None:
+        """Stack an autocomplete provider on the editor's completion: ``factory(current)`` returns a
+        :class:`pi_core.tui.AutocompleteProvider` that may delegate to ``current``. Headless: nothing."""
+        return None
+
     async def set_working_message(self, message: str | None = None) -> None:
         """The text of the "Working…" row while the agent runs (``None``: the default)."""
         return None

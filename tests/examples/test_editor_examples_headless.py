@@ -1,5 +1,6 @@
-"""The custom-editor examples (modal_editor, rainbow_editor, border_status_editor) loaded without a terminal:
-over RPC, in JSON mode and in print mode ``set_editor_component`` does nothing and the runs are as usual."""
+"""The custom-editor examples (modal_editor, rainbow_editor, border_status_editor) and the autocomplete one
+(github_issue_autocomplete) loaded without a terminal: over RPC, in JSON mode and in print mode
+``set_editor_component`` and ``add_autocomplete_provider`` do nothing and the runs are as usual."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from test_pi_examples import TIMEOUT, example, notices, rpc
 
 from pi_core.testing import FakeProviderServer, PiRunner
 
-EDITOR_EXAMPLES = ("modal_editor", "rainbow_editor", "border_status_editor")
+EDITOR_EXAMPLES = ("modal_editor", "rainbow_editor", "border_status_editor", "github_issue_autocomplete")
 
 
 def extension_args() -> list[str]:
@@ -21,7 +22,8 @@ def test_editor_examples_over_rpc_leave_the_client_alone(fake_provider_server: F
     fake_provider_server.script("hello back", "again")
     with rpc(pi_project, *EDITOR_EXAMPLES) as pi:
         seen = pi.prompt("hi")
-        assert notices(seen) == []
+        # only the autocomplete example's start-up notice, as pi's (the project is no GitHub checkout)
+        assert notices(seen) == ["github-issue-autocomplete: cwd is not a git repository"]
         assert not [r for r in seen if r.get("type") == "extension_error"]
         seen = pi.prompt("ultrathink please")
     assert [r.body["messages"][-1]["content"] for r in fake_provider_server.requests][-1] in (

@@ -913,7 +913,9 @@ class InteractiveApp:
 
         install_extended_keys()
         completer = PiCompleter(lambda: all_commands(self.session), self.session.cwd,
-                                lambda name, typed: argument_completions(self.session, name, typed))
+                                lambda name, typed: argument_completions(self.session, name, typed),
+                                providers=lambda: self.ui.autocomplete_factories,
+                                report=lambda problem: self.renderer.notice(problem, "warning"))
         from .editor import EditorBridge
 
         bridge = EditorBridge(self._editor_app, lambda: self._width() or 80)

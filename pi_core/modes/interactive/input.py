@@ -42,53 +42,200 @@ class Keys(Protocol):
 
 
 class PiCompleter(Completer):
-    """``/name`` completes command names (with descriptions); ``@partial`` completes paths under cwd."""
+    """``/name`` completes command names, prompt templates and skills (with descriptions); ``@partial``
+    completes paths under cwd; both match fuzzily (:func:`pi_core.tui.fuzzy_filter`). Plugins stack
+    providers on top (``ctx.ui.add_autocomplete_provider``): ``providers()`` lists their factories."""
 
     def __init__(self, commands: Callable[[], list[tuple[str, str]]], cwd: Path,
-                 arguments: Callable[[str, str], list[tuple[str, str]]] | None = None) -> None:
+                 arguments: Callable[[str, str], list[tuple[str, str]]] | None = None,
+                 providers: Callable[[], list[Callable[[Any], Any]]] | None = None,
+                 report: Callable[[str], None] | None = None) -> None:
         self.commands = commands
         self.cwd = cwd
         self.arguments = arguments  # a command's own argument completions: (name, typed) -> (value, description)
+        self.providers = providers or (lambda: [])
+        self.report = report or (lambda message: None)
+        self.builtin = BuiltinProvider(self)
+        self._chain: tuple[list[Any], Any] = ([], self.builtin)
+        self._reported: set[str] = set()
+
+    def provider(self) -> Any:
+        """The top of the provider stack (rebuilt when plugins add one)."""
+        factories = list(self.providers())
+        built, top = self._chain
+        if factories != built:
+            top = self.builtin
+            for factory in factories:
+                try:
+                    top = factory(top) or top
+                except Exception as exc:  # noqa: BLE001 - a plugin's bug must not take the editor down
+                    self._problem(f"autocomplete provider failed: {exc}")
+            self._chain = (factories, top)
+        return top
+
+    def _problem(self, message: str) -> None:
+        if message not in self._reported:
+            self._reported.add(message)
+            self.report(message)
 
     def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
-        text = document.text_before_cursor
+        provider = self.provider()
+        if provider is self.builtin:
+            yield from self.builtin.completions(document)
+            return
+        import inspect
+
+        lines, row, col = _position(document)
+        answer = provider.get_suggestions(lines, row, col, _options(complete_event))
+        if inspect.isawaitable(answer):  # an async provider is asked through get_completions_async
+            getattr(answer, "close", lambda: None)()
+            return
+        yield from self._to_completions(provider, document, answer)
+
+    async def get_completions_async(self, document: Document,
+                                    complete_event: CompleteEvent) -> Any:  # AsyncGenerator[Completion, None]
+        provider = self.provider()
+        if provider is self.builtin:
+            for completion in self.builtin.completions(document):
+                yield completion
+            return
+        import inspect
+
+        lines, row, col = _position(document)
+        try:
+            answer = provider.get_suggestions(lines, row, col, _options(complete_event))
+            if inspect.isawaitable(answer):
+                answer = await answer
+        except Exception as exc:  # noqa: BLE001 - pi's own completions instead
+            self._problem(f"autocomplete provider failed: {exc}")
+            answer = self.builtin.get_suggestions(lines, row, col, _options(complete_event))
+        for completion in self._to_completions(provider, document, answer):
+            yield completion
+
+    def _to_completions(self, provider: Any, document: Document, answer: Any) -> Iterable[Completion]:
+        from pi_core.tui import AutocompleteItem
+
+        if answer is None:
+            return
+        items = answer.get("items", []) if isinstance(answer, dict) else getattr(answer, "items", [])
+        prefix = str(answer.get("prefix", "") if isinstance(answer, dict) else getattr(answer, "prefix", ""))
+        lines, row, col = _position(document)
+        before, after = document.text_before_cursor, document.text_after_cursor
+        for raw in items:
+            item = AutocompleteItem(**raw) if isinstance(raw, dict) else raw
+            label = item.label or item.value
+            try:
+                applied = provider.apply_completion(list(lines), row, col, item, prefix)
+            except Exception as exc:  # noqa: BLE001
+                self._problem(f"autocomplete provider failed: {exc}")
+                applied = None
+            completion = _completion_for(applied, before, after) if applied is not None else None
+            if completion is None:  # replace the prefix, as pi's default does
+                completion = (item.value, -len(prefix))
+            text, start = completion
+            yield Completion(text, start_position=start, display=label, display_meta=item.description or "")
+
+
+class BuiltinProvider:
+    """pi's own completions as an :class:`~pi_core.tui.AutocompleteProvider` (what ``current`` is for
+    the first plugin provider)."""
+
+    trigger_characters = ["/", "@"]
+
+    def __init__(self, completer: PiCompleter) -> None:
+        self.completer = completer
+
+    def completions(self, document: Document) -> Iterable[Completion]:
+        suggestions = self._suggest(document.text_before_cursor)
+        if suggestions is None:
+            return
+        for item in suggestions.items:
+            yield Completion(item.value, start_position=-len(suggestions.prefix), display=item.label or item.value,
+                             display_meta=item.description or "")
+
+    def get_suggestions(self, lines: list[str], cursor_line: int, cursor_col: int, options: Any = None) -> Any:
+        text = "\n".join([*lines[:cursor_line], lines[cursor_line][:cursor_col] if cursor_line < len(lines) else ""])
+        return self._suggest(text)
+
+    def apply_completion(self, lines: list[str], cursor_line: int, cursor_col: int, item: Any,
+                         prefix: str) -> Any:
+        from pi_core.tui import AppliedCompletion
+
+        lines = list(lines) or [""]
+        line = lines[cursor_line]
+        start = max(cursor_col - len(prefix), 0)
+        lines[cursor_line] = line[:start] + item.value + line[cursor_col:]
+        return AppliedCompletion(lines, cursor_line, start + len(item.value))
+
+    def should_trigger_file_completion(self, lines: list[str], cursor_line: int, cursor_col: int) -> bool:
+        return True
+
+    def _suggest(self, text: str) -> Any:
+        from pi_core.tui import AutocompleteItem, AutocompleteSuggestions, fuzzy_filter
+
+        completer = self.completer
         if text.startswith("/") and not any(c.isspace() for c in text):
-            prefix = text[1:]
-            for name, description in self.commands():
-                if name.startswith(prefix):
-                    yield Completion(f"/{name}", start_position=-len(text), display=f"/{name}",
-                                     display_meta=description)
-            return
+            found = fuzzy_filter(completer.commands(), text[1:], lambda command: command[0])
+            items = [AutocompleteItem(f"/{name}", f"/{name}", description) for name, description in found]
+            return AutocompleteSuggestions(items, text) if items else None
         argument = _COMMAND_ARGUMENT.fullmatch(text)
-        offered = self.arguments(argument.group(1), argument.group(2)) if argument and self.arguments else []
+        offered = completer.arguments(argument.group(1), argument.group(2)) if argument and completer.arguments \
+            else []
         if argument and offered:
-            typed = argument.group(2)
-            for value, description in offered:
-                yield Completion(value, start_position=-len(typed), display=value, display_meta=description)
-            return
+            items = [AutocompleteItem(value, value, description) for value, description in offered]
+            return AutocompleteSuggestions(items, argument.group(2))
         match = _AT_PATH.search(text)
         if match:
-            yield from self._paths(match.group(1))
+            items = list(self._paths(match.group(1)))
+            return AutocompleteSuggestions(items, "@" + match.group(1)) if items else None
+        return None
 
-    def _paths(self, partial: str) -> Iterable[Completion]:
+    def _paths(self, partial: str) -> Iterable[Any]:
+        from pi_core.tui import AutocompleteItem, fuzzy_filter
+
         folder, _, prefix = partial.rpartition("/")
         base = Path(os.path.expanduser(folder)) if folder else Path(".")
-        directory = base if base.is_absolute() else self.cwd / base
+        directory = base if base.is_absolute() else self.completer.cwd / base
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
         except OSError:
             return
-        shown = 0
-        for entry in entries:
-            if not entry.name.startswith(prefix) or (entry.name.startswith(".") and not prefix.startswith(".")):
-                continue
-            is_dir = entry.is_dir()
-            name = entry.name + ("/" if is_dir else "")
+        visible = [e for e in entries if not e.name.startswith(".") or prefix.startswith(".")]
+        for entry in fuzzy_filter(visible, prefix, lambda e: e.name)[:MAX_PATH_COMPLETIONS]:
+            name = entry.name + ("/" if entry.is_dir() else "")
             full = f"{folder}/{name}" if folder else name
-            yield Completion(f"@{full}", start_position=-len(partial) - 1, display=name)
-            shown += 1
-            if shown >= MAX_PATH_COMPLETIONS:
-                return
+            yield AutocompleteItem(f"@{full}", name)
+
+
+def _position(document: Document) -> tuple[list[str], int, int]:
+    lines = document.lines or [""]
+    return list(lines), document.cursor_position_row, document.cursor_position_col
+
+
+def _options(event: CompleteEvent) -> Any:
+    from pi_core.tui import AutocompleteOptions
+
+    return AutocompleteOptions(signal=_NotAborted(), force=bool(event.completion_requested))
+
+
+class _NotAborted:
+    aborted = False
+
+
+def _completion_for(applied: Any, before: str, after: str) -> tuple[str, int] | None:
+    """A provider's :class:`~pi_core.tui.AppliedCompletion` as prompt_toolkit's text-and-start (which only
+    replaces text before the cursor); ``None`` when it changed the text after the cursor."""
+    if isinstance(applied, dict):
+        lines, row, col = applied.get("lines", []), applied.get("cursor_line", 0), applied.get("cursor_col", 0)
+    else:
+        lines, row, col = applied.lines, applied.cursor_line, applied.cursor_col
+    text = "\n".join(lines)
+    index = sum(len(line) + 1 for line in lines[:row]) + col
+    new_before, new_after = text[:index], text[index:]
+    if new_after != after:
+        return None
+    common = len(os.path.commonprefix([before, new_before]))
+    return new_before[common:], -(len(before) - common)
 
 
 def history_for(agent_dir: Path) -> History:

@@ -56,6 +56,7 @@ class InteractiveUI(UI):
         self.footer_factory: Callable[..., Any] | None = None
         self.header_factory: Callable[..., Any] | None = None
         self.editor_factory: Callable[..., Any] | None = None
+        self.autocomplete_factories: list[Callable[[Any], Any]] = []
         self.working: dict[str, Any] = {}  # working row, spinner, thinking label, tools expanded
 
     async def notify(self, message: str, level: str = "info") -> None:  # type: ignore[override]
@@ -264,6 +265,9 @@ class InteractiveUI(UI):
     async def set_header(self, factory: Callable[..., Any] | None) -> None:
         self.header_factory = factory
         self._changed("header")
+
+    async def add_autocomplete_provider(self, factory: Callable[[Any], Any]) -> None:
+        self.autocomplete_factories.append(factory)
 
     async def set_editor_component(self, factory: Callable[..., Any] | None) -> None:
         self.editor_factory = factory
