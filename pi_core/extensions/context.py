@@ -140,6 +140,12 @@ class UI:
         """The factory :meth:`set_editor_component` set (to wrap it), or ``None``."""
         return None
 
+    def on_terminal_input(self, handler: Callable[[str], Any]) -> Callable[[], None]:
+        """See every key first, as raw terminal input, while the editor has the keyboard: ``handler(data)``
+        returns ``None`` (pass it on), ``{"consume": True}`` or ``{"data": replacement}``. Returns a
+        function that removes the handler. Headless: never called."""
+        return lambda: None
+
     async def add_autocomplete_provider(self, factory: Callable[[Any], Any]) -> None:
         """Stack an autocomplete provider on the editor's completion: ``factory(current)`` returns a
         :class:`pi_core.tui.AutocompleteProvider` that may delegate to ``current``. Headless: nothing."""

@@ -918,7 +918,7 @@ class InteractiveApp:
                                 report=lambda problem: self.renderer.notice(problem, "warning"))
         from .editor import EditorBridge
 
-        bridge = EditorBridge(self._editor_app, lambda: self._width() or 80)
+        bridge = EditorBridge(self._editor_app, lambda: self._width() or 80, lambda: self.ui.input_listeners)
         self._editor = build_prompt(self, message=self._live_region, footer=self._footer, completer=completer,
                                     history=history_for(Path(self.session.host.agent_dir)), keymap=self.keymap,
                                     lexer=bridge.lexer(), compact=lambda: bridge.component is not None)

@@ -4,7 +4,8 @@ The prompt_toolkit editor stays what edits the text (so every built-in binding k
 plugin's :class:`~pi_core.tui.CustomEditor` sits in front of it:
 
 * keys: the editor application's key processor is wrapped, so each key press (as raw terminal input)
-  goes to the component's ``handle_input`` first; what the component hands on (``super().handle_input``)
+  goes to the plugins' terminal-input listeners (``ctx.ui.on_terminal_input``: consume or replace it),
+  then to the component's ``handle_input``; what the component hands on (``super().handle_input``)
   is fed to the key processor as if typed;
 * rows: the component's ``render(width)`` gives a top border (drawn above the text), the text's rows
   (their styling is used while their visible text matches the buffer, through a lexer) and a bottom
@@ -37,9 +38,11 @@ def strip_ansi(text: str) -> str:
 class EditorBridge:
     """Connects one :class:`~pi_core.tui.CustomEditor` (or none) to the editor line."""
 
-    def __init__(self, app: Callable[[], Any], columns: Callable[[], int]) -> None:
+    def __init__(self, app: Callable[[], Any], columns: Callable[[], int],
+                 listeners: Callable[[], list[Callable[[str], Any]]] | None = None) -> None:
         self._app = app
         self._columns = columns
+        self._listeners = listeners or (lambda: [])  # ctx.ui.on_terminal_input handlers, first to see keys
         self.component: Any = None
         self._feeding: list[KeyPress] | None = None  # the key presses the current data came from
         self._forward: Callable[[list[KeyPress]], None] | None = None
@@ -57,7 +60,7 @@ class EditorBridge:
         self._forward = lambda presses: forward(presses)
 
         def feed_multiple(presses: list[KeyPress], first: bool = False) -> None:
-            if self.component is None or first:
+            if first or (self.component is None and not self._listeners()):
                 forward(presses, first)
                 return
             self._dispatch(presses)
@@ -86,10 +89,18 @@ class EditorBridge:
 
     def _dispatch(self, presses: list[KeyPress]) -> None:
         for group in _groups(presses):
-            if group[0].key in PASSED_AS_IS or self.component is None:
+            if group[0].key in PASSED_AS_IS:
                 self._send(group)
                 continue
             data = "".join(press.data for press in group)
+            heard = self._hear(data)
+            if heard is None:  # a listener consumed it
+                continue
+            if heard != data:
+                data, group = heard, parse_keys(heard)
+            if self.component is None:
+                self._send(group)
+                continue
             handle = getattr(self.component, "handle_input", None)
             if handle is None:
                 self._send(group)
@@ -102,6 +113,24 @@ class EditorBridge:
                 self._process()
             finally:
                 self._feeding = None
+
+    def _hear(self, data: str) -> str | None:
+        """``data`` after the terminal-input listeners (``None``: one consumed it). A listener answers
+        ``None`` (pass on), ``{"consume": True}`` or ``{"data": replacement}``."""
+        for listener in list(self._listeners()):
+            try:
+                answer = listener(data)
+            except Exception:  # noqa: BLE001 - a plugin's bug must not eat the keyboard
+                continue
+            if answer is None:
+                continue
+            get = answer.get if isinstance(answer, dict) else (lambda name, a=answer: getattr(a, name, None))
+            if get("consume"):
+                return None
+            replacement = get("data")
+            if isinstance(replacement, str):
+                data = replacement
+        return data
 
     def _send(self, presses: list[KeyPress]) -> None:
         if self._forward is not None and presses:

@@ -57,6 +57,7 @@ class InteractiveUI(UI):
         self.header_factory: Callable[..., Any] | None = None
         self.editor_factory: Callable[..., Any] | None = None
         self.autocomplete_factories: list[Callable[[Any], Any]] = []
+        self.input_listeners: list[Callable[[str], Any]] = []
         self.working: dict[str, Any] = {}  # working row, spinner, thinking label, tools expanded
 
     async def notify(self, message: str, level: str = "info") -> None:  # type: ignore[override]
@@ -265,6 +266,15 @@ class InteractiveUI(UI):
     async def set_header(self, factory: Callable[..., Any] | None) -> None:
         self.header_factory = factory
         self._changed("header")
+
+    def on_terminal_input(self, handler: Callable[[str], Any]) -> Callable[[], None]:
+        self.input_listeners.append(handler)
+
+        def remove() -> None:
+            if handler in self.input_listeners:
+                self.input_listeners.remove(handler)
+
+        return remove
 
     async def add_autocomplete_provider(self, factory: Callable[[Any], Any]) -> None:
         self.autocomplete_factories.append(factory)
