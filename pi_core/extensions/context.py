@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from .bus import EventBus
 from .dispatch import hook_wait
 from .mcp_servers import McpServerRegistry
-from .renderers import MessageRenderer, RendererRegistry
+from .renderers import EntryRenderer, MessageRenderer, RendererRegistry
 from .shortcuts import KeyBinding, Shortcut, ShortcutRegistry
 
 if TYPE_CHECKING:
@@ -497,6 +497,13 @@ class ExtensionContext:
         returns a component (:mod:`pi_core.tui`), lines, or ``None`` for the default row
         (``options["expanded"]`` follows Ctrl+O). Other modes ignore it."""
         self._renderers.register_message(custom_type, renderer)
+
+    def register_entry_renderer(self, custom_type: str, renderer: EntryRenderer) -> None:
+        """Draw this plugin's ``custom`` session entries (``append_entry(custom_type, data)``) in the
+        terminal's conversation, when appended and when the session is shown again:
+        ``renderer(entry, options, theme)`` returns a component, lines, or ``None`` (nothing drawn).
+        ``options["expanded"]`` follows Ctrl+O. The model never sees them; other modes ignore it."""
+        self._renderers.register_entry(custom_type, renderer)
 
     def get_shortcuts(self) -> list[Shortcut]:
         """The shortcuts plugins registered, in order (``/hotkeys`` lists them)."""

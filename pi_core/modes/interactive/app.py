@@ -166,6 +166,8 @@ class InteractiveApp:
         self.ui = self._adopt_ui()
         self.components_changed("all")  # what plugins set before the terminal was up
         self.renderer.lookup_message = lambda custom_type: self.session.ctx._renderers.messages.get(custom_type)
+        self.renderer.lookup_entry = lambda custom_type: self.session.ctx._renderers.entries.get(custom_type)
+        self._entries_seen = 0  # the session's entries already drawn (plugins' custom entries come after)
         self.renderer.lookup_tool = self._tool_named
 
     # -- set-up --------------------------------------------------------------------------------
@@ -233,7 +235,11 @@ class InteractiveApp:
             self._unsubscribe()
         self.session = session
         session.ctx.ui = self.ui
-        unsubscribe = session.subscribe(self.renderer.handle)
+        def handle(event: Any) -> None:
+            self._draw_new_entries()  # a plugin's entry appended before this event is drawn before it
+            self.renderer.handle(event)
+
+        unsubscribe = session.subscribe(handle)
         forget = session.on_shutdown_requested(self._on_shutdown_requested)
         forget_moves = session.on_session_changed(self._on_session_changed)
 
@@ -243,6 +249,7 @@ class InteractiveApp:
             forget_moves()
 
         self._unsubscribe = detach
+        self._entries_seen = self._entry_count()
 
     def _width(self) -> int | None:
         return shutil.get_terminal_size((80, 24)).columns if self.tty else None
@@ -469,9 +476,59 @@ class InteractiveApp:
 
         messages = list(self.session.messages)
         if messages:
-            self.renderer.replay(messages)
+            self.renderer.replay(self._with_entries(messages))
+        self._entries_seen = self._entry_count()
         self.renderer.stats = Stats.of(messages)
         self._branch = GitBranch(self.session.cwd)
+
+    def _entry_count(self) -> int:
+        manager = getattr(self.session, "session", None)
+        return manager.entry_count() if hasattr(manager, "entry_count") else 0
+
+    def _draw_new_entries(self) -> None:
+        """Draw the ``custom`` entries appended since the last look that a plugin renders
+        (``ctx.register_entry_renderer``)."""
+        count = self._entry_count()
+        if count <= self._entries_seen:
+            self._entries_seen = count
+            return
+        renderers = self.session.ctx._renderers.entries
+        manager = self.session.session
+        fresh = manager.raw_entries()[self._entries_seen:] if renderers else []
+        self._entries_seen = count
+        for raw in fresh:
+            if raw.get("type") == "custom" and raw.get("customType") in renderers:
+                entry = manager.get_entry(raw["id"])
+                if entry is not None:
+                    self.renderer.entry_block(entry)
+
+    def _with_entries(self, messages: list[Any]) -> list[Any]:
+        """``messages`` with the branch's rendered ``custom`` entries at their places."""
+        from .render import EntryItem
+
+        renderers = self.session.ctx._renderers.entries
+        manager = getattr(self.session, "session", None)
+        entry_id_of = getattr(self.session, "entry_id_of", None)
+        if not renderers or manager is None or entry_id_of is None:
+            return messages
+        branch = manager.get_raw_branch()
+        position = {raw.get("id"): index for index, raw in enumerate(branch)}
+        items = [(index, EntryItem(manager.get_entry(raw["id"]))) for index, raw in enumerate(branch)
+                 if raw.get("type") == "custom" and raw.get("customType") in renderers]
+        if not items:
+            return messages
+        stamped = {raw["message"].get("timestamp"): index for index, raw in enumerate(branch)
+                   if raw.get("type") == "message" and isinstance(raw.get("message"), dict)}
+        out: list[Any] = []
+        for message in messages:  # loaded messages are found by their timestamp, live ones by their id
+            at = position.get(entry_id_of(message))
+            if at is None:
+                at = stamped.get(getattr(message, "timestamp", None))
+            while items and at is not None and items[0][0] < at:
+                out.append(items.pop(0)[1])
+            out.append(message)
+        out.extend(item for _, item in items)
+        return out
 
     def _package_updates(self) -> None:
         """pi's "Extension Updates" notice: what changed in updated packages, once, on a fresh start."""
@@ -1010,6 +1067,7 @@ class InteractiveApp:
     async def _tick(self) -> None:
         while True:
             await asyncio.sleep(0.1)
+            self._draw_new_entries()
             if self.hint and time.monotonic() > self._hint_until:
                 self.hint = None
                 self.output.live_changed()

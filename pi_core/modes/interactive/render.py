@@ -186,6 +186,7 @@ class Renderer:
         self.working_interval_ms = 100
         self.hidden_thinking_label: str | None = None
         self.lookup_message: Callable[[str], Any] = lambda custom_type: None  # plugins' renderers
+        self.lookup_entry: Callable[[str], Any] = lambda custom_type: None  # plugins' entry renderers
         self.lookup_tool: Callable[[str], Any] = lambda name: None
         self.width = width
         self.stats = Stats()
@@ -376,6 +377,14 @@ class Renderer:
             return default
         head = default[:1] if call is None else call
         return [*head, *(default[1:] if shown is None else shown)]
+
+    def entry_block(self, entry: Any) -> None:
+        """A plugin's ``custom`` session entry, drawn by its entry renderer (nothing without one)."""
+        rows = self._plugin_rows(self.lookup_entry(entry.custom_type), entry, {"expanded": self.expand_tools})
+        if rows:
+            self._end_stream()
+            self.gap()
+            self.scroll(rows)
 
     def _plugin_rows(self, render: Any, value: Any, *options: dict[str, Any]) -> list[str] | None:
         """What a plugin's renderer draws, as rows for the width; ``None`` for pi's default (no renderer,
@@ -575,6 +584,8 @@ class Renderer:
             ms = getattr(message, "duration_ms", None)
             self.tool_block(message.tool_name, getattr(call, "arguments", {}), message, failed=message.is_error,
                             duration=ms / 1000 if ms else None)
+        elif isinstance(message, EntryItem):
+            self.entry_block(message.entry)
         elif role in ("compactionSummary", "branchSummary"):
             self.notice(f"[{role}] {clip(' '.join(message.summary.split()), 200)}")
         else:
@@ -584,6 +595,15 @@ class Renderer:
 @dataclass
 class _Event:
     message: Any
+
+
+@dataclass
+class EntryItem:
+    """A plugin's ``custom`` entry among the messages :meth:`Renderer.replay` prints (at its place on the
+    branch)."""
+
+    entry: Any
+    role: str = "customEntry"
 
 
 def _fits(result: Any) -> bool:
@@ -605,4 +625,4 @@ def _content_text(content: Any) -> str:
     return "\n".join(parts)
 
 
-__all__ = ["Output", "Renderer", "Stats"]
+__all__ = ["EntryItem", "Output", "Renderer", "Stats"]
