@@ -1,6 +1,7 @@
-"""Port of pi's ``overlay-test`` example: ``/overlay`` opens a framed overlay counter (``+``/``-`` change
-it, Enter closes with the value, Esc cancels); ``/counter-widget`` shows the last value as a component
-widget above the editor."""
+"""Port of pi's ``overlay-test`` example: ``/overlay`` opens a framed overlay counter over the conversation
+(``+``/``-`` change it, Enter closes with the value, Esc cancels); ``/overlay-corner`` opens it in the
+top-right corner, 30 columns wide (pi's overlay options); ``/counter-widget`` shows the last value as a
+component widget above the editor."""
 
 from __future__ import annotations
 
@@ -41,6 +42,13 @@ async def overlay(args: str, ctx: CommandContext) -> None:
     await ctx.ui.notify(f"Overlay closed with {value}", "info")
 
 
+async def overlay_corner(args: str, ctx: CommandContext) -> None:
+    value = await ctx.ui.custom(lambda tui, theme, keybindings, done: Counter(theme, tui, done), overlay=True,
+                                overlay_options={"anchor": "top-right", "width": 30, "margin": 1})
+    State.last = value
+    await ctx.ui.notify(f"Overlay closed with {value}", "info")
+
+
 async def counter_widget(args: str, ctx: CommandContext) -> None:
     class Widget:
         def render(self, width: int) -> list[str]:
@@ -52,4 +60,5 @@ async def counter_widget(args: str, ctx: CommandContext) -> None:
 @hookimpl
 def register_commands(register: Any) -> None:
     register(Command("overlay", overlay, "Open the overlay counter"))
+    register(Command("overlay-corner", overlay_corner, "Open the overlay counter in the top-right corner"))
     register(Command("counter-widget", counter_widget, "Show the counter as a widget"))

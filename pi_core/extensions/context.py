@@ -118,9 +118,12 @@ class UI:
 
     # -- components (pi_core.tui): the terminal draws them; headless UIs answer "cancel" ----------
 
-    async def custom(self, factory: ComponentFactory, *, overlay: bool = False) -> Any:
+    async def custom(self, factory: ComponentFactory, *, overlay: bool = False,
+                     overlay_options: dict[str, Any] | None = None) -> Any:
         """Show a component that takes the keyboard until it calls ``done(value)``; returns the value.
-        ``factory(tui, theme, keybindings, done)`` builds it. Headless: ``None`` at once."""
+        ``factory(tui, theme, keybindings, done)`` builds it; ``overlay=True`` draws it framed over the
+        conversation, placed by ``overlay_options`` (pi's, snake_cased: ``anchor``, ``width``,
+        ``max_height``, ``margin``, ``offset_x``/``offset_y``, ``row``/``col``). Headless: ``None`` at once."""
         return None
 
     async def set_footer(self, factory: ComponentFactory | None) -> None:

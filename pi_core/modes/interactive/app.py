@@ -139,6 +139,9 @@ class InteractiveApp:
         self._widget_factories: dict[str, Any] = {}
         self._footer_component: Any = None
         self._editor_bridge: Any = None  # a plugin's editor (ctx.ui.set_editor_component), once the editor is up
+        self._handed_out = False  # a plugin gave the terminal to a program (tui.stop())
+        self._terminal_modes: list[Any] = []  # the terminal's mode as pi found it, and while pi holds it
+        self.terminal_handoff = _TerminalHandoff(self)
         self.hint: str | None = None
         self._hint_until = 0.0
         self._last_ctrl_c = 0.0
@@ -369,6 +372,8 @@ class InteractiveApp:
         self.request_exit()
 
     def _on_sigint(self) -> None:
+        if self._handed_out:  # Ctrl+C was for the program that has the terminal (ui.custom's tui.stop())
+            return
         if self.is_working():
             self.interrupt()
         else:
@@ -482,8 +487,8 @@ class InteractiveApp:
         self._branch = GitBranch(self.session.cwd)
 
     def _entry_count(self) -> int:
-        manager = getattr(self.session, "session", None)
-        return manager.entry_count() if hasattr(manager, "entry_count") else 0
+        count = getattr(getattr(self.session, "session", None), "entry_count", None)
+        return int(count()) if callable(count) else 0
 
     def _draw_new_entries(self) -> None:
         """Draw the ``custom`` entries appended since the last look that a plugin renders
@@ -827,10 +832,16 @@ class InteractiveApp:
 
     # -- plugins' components and looks (ctx.ui) --------------------------------------------------
 
+    def overlay_background(self) -> list[str]:
+        """What an overlay is drawn over: the conversation's last rows."""
+        if not isinstance(self.output, TerminalOutput):
+            return []
+        return [*self.output.recent, *self.output.pending]
+
     def _tui(self) -> Any:
         from .components import TuiHandle
 
-        return TuiHandle(self.output.live_changed, lambda: self._width() or 80)
+        return TuiHandle(self.output.live_changed, lambda: self._width() or 80, self.terminal_handoff)
 
     def components_changed(self, what: str) -> None:
         """Apply what a plugin set through ``ctx.ui`` (footer, working row, tools expanded...)."""
@@ -985,6 +996,7 @@ class InteractiveApp:
         self._bind_shortcuts()
         ticker = asyncio.ensure_future(self._tick())
         enable_extended_keys(self.stdout)
+        self._terminal_modes = [_terminal_mode(self.stdin)]
         try:
             with keys_held_for_the_editor(self.stdin):
                 await self._edit_loop()
@@ -1162,6 +1174,59 @@ class InteractiveApp:
         if line is None:
             self._lines.put_nowait(None)  # keep the end of input for the loop
         return line
+
+
+class _TerminalHandoff:
+    """``tui.stop()`` / ``tui.start()``: the terminal goes to another program and comes back."""
+
+    def __init__(self, app: InteractiveApp) -> None:
+        self.app = app
+
+    def hand_out(self) -> None:
+        app = self.app
+        if app._handed_out or not app.tty:
+            return
+        app._handed_out = True
+        if isinstance(app.output, TerminalOutput):
+            app.output.flush_now()
+        with contextlib.suppress(OSError):
+            disable_extended_keys(app.stdout)
+            app.stdout.write("\x1b[?25h")  # the cursor shows
+            app.stdout.flush()
+        held = _terminal_mode(app.stdin)
+        if app._terminal_modes and app._terminal_modes[0] is not None:
+            _set_terminal_mode(app.stdin, app._terminal_modes[0])  # cooked, as before pi started
+        app._terminal_modes[1:] = [held]
+
+    def take_back(self) -> None:
+        app = self.app
+        if not app._handed_out:
+            return
+        if len(app._terminal_modes) > 1 and app._terminal_modes[1] is not None:
+            _set_terminal_mode(app.stdin, app._terminal_modes[1])
+        with contextlib.suppress(OSError):
+            enable_extended_keys(app.stdout)
+        # a Ctrl+C typed in the program reaches pi's handler on the next loop turns: still the program's
+        asyncio.get_running_loop().call_later(0.3, lambda: setattr(app, "_handed_out", False))
+        app.output.live_changed()
+
+
+def _terminal_mode(stream: Any) -> Any:
+    try:
+        import termios
+
+        return termios.tcgetattr(stream.fileno())
+    except (ImportError, AttributeError, ValueError, OSError):
+        return None
+
+
+def _set_terminal_mode(stream: Any, mode: Any) -> None:
+    try:
+        import termios
+
+        termios.tcsetattr(stream.fileno(), termios.TCSANOW, mode)
+    except (ImportError, AttributeError, ValueError, OSError):
+        return
 
 
 def _isatty(stream: Any) -> bool:

@@ -12,10 +12,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
+from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
 FLUSH_INTERVAL = 0.04
+RECENT_ROWS = 300
 
 
 class TerminalOutput:
@@ -25,6 +27,7 @@ class TerminalOutput:
         self.stream = stream or sys.stdout
         self._app = app or (lambda: None)
         self.pending: list[str] = []
+        self.recent: deque[str] = deque(maxlen=RECENT_ROWS)  # the last rows written (what an overlay covers)
         self._scheduled = False
         self._lock = asyncio.Lock()
 
@@ -73,6 +76,7 @@ class TerminalOutput:
 
     def _write_pending(self) -> None:
         rows, self.pending = self.pending, []
+        self.recent.extend(rows)
         if rows:
             try:
                 self.stream.write("".join(f"{row}\n" for row in rows))

@@ -253,11 +253,16 @@ class InteractiveUI(UI):
 
     # -- components (pi_core.tui) -----------------------------------------------------------------
 
-    async def custom(self, factory: Callable[..., Any], *, overlay: bool = False) -> Any:
+    async def custom(self, factory: Callable[..., Any], *, overlay: bool = False,
+                     overlay_options: dict[str, Any] | None = None) -> Any:
         run = getattr(self.dialogs, "custom", None)
         if run is None:  # a pipe has nothing to draw a component on: its "cancel" value
             return None
-        return await self._ask(lambda: run(factory, getattr(self.host, "keymap", None), overlay=overlay), None)
+        terminal = getattr(self.host, "terminal_handoff", None)
+        background = getattr(self.host, "overlay_background", None) if overlay else None
+        return await self._ask(lambda: run(factory, getattr(self.host, "keymap", None), overlay=overlay,
+                                           terminal=terminal, background=background, options=overlay_options),
+                               None)
 
     async def set_footer(self, factory: Callable[..., Any] | None) -> None:
         self.footer_factory = factory

@@ -89,7 +89,8 @@ class RpcUI(UI):
     async def set_title(self, title: str) -> None:
         self._notice({"method": "setTitle", "title": title})
 
-    async def custom(self, factory: Callable[..., Any], *, overlay: bool = False) -> Any:
+    async def custom(self, factory: Callable[..., Any], *, overlay: bool = False,
+                     overlay_options: dict[str, Any] | None = None) -> Any:
         """Components are drawn by a terminal: the client is told this one is unsupported (``None``)."""
         await self.notify("This extension shows a custom terminal component, which RPC mode does not support",
                           "warning")
