@@ -53,7 +53,9 @@ def test_status_cards_are_drawn_live_and_on_resume(running, tmp_path: Path) -> N
 
 
 def submit(app: PtyApp, text: str) -> None:
-    """Type ``text``, wait until the editor shows it (start-up may still redraw the editor), send it."""
+    """Wait for the empty editor, type ``text``, wait until the editor shows it, send it (after an initial
+    command the editor comes back a moment later; keys typed before that land elsewhere)."""
+    app.wait_for(lambda: any(row.rstrip() == "›" for row in app.display()), 30)
     app.type(text, enter=False)
     app.wait_for(lambda: any(row.rstrip() == f"› {text}" for row in app.display()))
     app.send("\r")
