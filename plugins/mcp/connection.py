@@ -316,6 +316,8 @@ class Connection:
             self._stop.set()
         runner = self._runner
         if runner is not None and not runner.done():
+            if self._session is None:  # still connecting: waiting would sit out the server's whole time limit
+                runner.cancel()
             with contextlib.suppress(BaseException):
                 await runner
 

@@ -6,9 +6,12 @@ the model's next request (the tool result) and what the session file kept.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
+import struct
 import sys
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -286,3 +289,25 @@ def test_without_the_engine_codemode_servers_are_reached_through_tool_search(ws:
     assert "tool_search" in tool_names(server.requests[0])
     assert tool_results(server.requests[1])[-1]["content"] == (
         "codemode needs the JavaScript sandbox: pip install 'pi-core-agent[codemode]' (py_mini_racer is missing)")
+
+
+def _one_pixel_png() -> bytes:
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(b"\x00\xff\x00\x00"))
+            + chunk(b"IEND", b""))
+
+
+def test_image_is_saved_and_shown_to_the_model_and_exit_ends_the_script(ws: Path, tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    data = base64.b64encode(_one_pixel_png()).decode()
+    code = f"text('before');\nimage('data:image/png;base64,{data}');\nexit();\ntext('never reached');"
+    (result,), _, requests = run_scripts(ws, agent, code, args=("--tools", "+codemode"))
+    body = output(result["content"])
+    assert body.startswith("before\n[Image saved to ") and "never reached" not in result["content"]
+    saved = Path(body.split("[Image saved to ", 1)[1].split(" (image/png, ", 1)[0])
+    assert saved.read_bytes() == _one_pixel_png()
+    # the image itself reaches the model beside the tool result (chat completions carry it in a user message)
+    attached = requests[1]["body"]["messages"][-1]["content"]
+    assert {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{data}"}} in attached

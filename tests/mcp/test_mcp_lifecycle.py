@@ -128,6 +128,20 @@ def test_every_server_process_is_gone_after_pi_exits(ws: Path, tmp_path: Path) -
     assert not any(_exists(pid) for pid in pids) and not any(group_alive(g) for g in groups)
 
 
+def test_pi_exits_without_sitting_out_a_connecting_servers_time_limit(ws: Path, tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    write_mcp(agent, {"demo": stdio_server("--hang", exposure="direct", timeout=300)})
+    with FakeOpenAI([{"text": "answered"}]) as server:
+        write_agent_dir(agent, server.base_url)
+        started = time.monotonic()
+        result = run_pi(ws, agent, *model_args(), "-p", "hi")
+        elapsed = time.monotonic() - started
+    assert result.returncode == 0 and result.stdout == "answered\n", result.stderr
+    assert elapsed < 150  # the server never answered initialize; its 300 s limit was not waited out at exit
+    pids = server_pids(agent / "mcp.log")
+    assert pids and not [pid for pid in pids if _exists(pid)]
+
+
 def test_no_orphans_after_kill_9_of_pi(ws: Path, tmp_path: Path) -> None:
     agent = tmp_path / "agent"
     write_mcp(agent, {"demo": stdio_server("--stubborn", exposure="direct")})
