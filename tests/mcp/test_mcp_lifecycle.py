@@ -208,3 +208,22 @@ def _group_members(pgid: int) -> list[int]:
         if int(fields[2]) == pgid and fields[0] != "Z":
             members.append(int(stat.parent.name))
     return members
+
+
+def test_the_first_prompt_goes_out_without_a_server_still_connecting_and_says_so(ws: Path, tmp_path: Path) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "rpc"))
+    from rpc_client import RpcProcess
+
+    agent = tmp_path / "agent"
+    write_mcp(agent, {"slow": stdio_server("--hang", exposure="direct", timeout=300),
+                      "demo": stdio_server(exposure="direct")})
+    with FakeOpenAI([{"text": "ok"}]) as server:
+        write_agent_dir(agent, server.base_url)
+        with RpcProcess(ws, *model_args(), env={"PI_CODING_AGENT_DIR": str(agent)}) as pi:
+            response, seen = pi.call({"type": "prompt", "message": "hi"}, timeout=120)  # after the 10 s wait
+            assert response["success"] is True, response
+            records = pi.settle(seen, timeout=120)
+    notices = [r["message"] for r in records if r.get("type") == "extension_ui_request" and r.get("method") == "notify"]
+    assert notices == ["MCP servers are still connecting; their tools become available once connected."]
+    names = tool_names(server.requests[0])
+    assert "mcp__demo__echo" in names and not [n for n in names if n.startswith("mcp__slow__")]
