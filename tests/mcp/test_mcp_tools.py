@@ -106,3 +106,44 @@ def test_tools_patterns_apply_to_mcp_tools_registered_at_run_time(ws: Path, tmp_
     assert allow.returncode == 0 and exclude.returncode == 0, allow.stderr + exclude.stderr
     assert tool_names(server.requests[0]) == ["read", "mcp__demo__echo"]
     assert tool_names(server.requests[1]) == ["read", "bash", "edit", "write"]
+
+
+POLICY = '''
+import json
+from pathlib import Path
+
+from pi_core import Block, hookimpl
+
+LOG = Path(__file__).with_name("caps.jsonl")
+
+
+@hookimpl
+def before_tool_call(event, ctx):
+    caps = event.tool.capabilities
+    with LOG.open("a") as handle:
+        handle.write(json.dumps({"tool": event.tool_name, "reads": caps.reads, "writes": caps.writes,
+                                 "network": caps.network, "annotations": event.tool.annotations}) + "\\n")
+    if caps.writes:
+        return Block("read-only policy: this tool may change things")
+'''
+
+
+def test_mcp_annotations_become_capabilities_a_policy_plugin_can_act_on(ws: Path, tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    write_mcp(agent, {"demo": stdio_server(exposure="direct")})
+    plugin = tmp_path / "policy.py"
+    plugin.write_text(POLICY)
+    turns = [{"tool_calls": [{"id": "c1", "name": "mcp__demo__echo", "arguments": {"text": "hi"}},
+                             {"id": "c2", "name": "mcp__demo__delete_record", "arguments": {"record_id": "7"}}]},
+             {"text": "done"}]
+    with FakeOpenAI(turns) as server:
+        write_agent_dir(agent, server.base_url)
+        result = run_pi(ws, agent, *model_args(), "-e", str(plugin), "-p", "go")
+    assert result.returncode == 0, result.stderr
+    seen = {r["tool"]: r for r in map(json.loads, (tmp_path / "caps.jsonl").read_text().splitlines())}
+    assert seen["mcp__demo__echo"] == {"tool": "mcp__demo__echo", "reads": True, "writes": False, "network": False,
+                                       "annotations": {"readOnlyHint": True}}
+    assert seen["mcp__demo__delete_record"]["writes"] is True and seen["mcp__demo__delete_record"]["network"] is True
+    echo, delete = [m["content"] for m in tool_results(server.requests[1])]
+    assert echo == "echo:hi"
+    assert "read-only policy: this tool may change things" in delete and "deleted" not in delete
