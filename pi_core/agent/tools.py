@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, Union
 
 from ..ai.abort import AbortSignal
 from ..ai.types import ImageContent, TextContent, ToolDeclaration
+from ..offloop import in_worker
 
 if TYPE_CHECKING:
     from ..extensions.context import ExtensionContext
@@ -255,8 +256,13 @@ class Tool:
         return ToolDeclaration(name=self.name, description=self.description, parameters=self.parameters)
 
     async def run(self, params: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        """Call ``execute`` and await it if needed; errors propagate to the caller."""
-        result = self.execute(params, ctx)
+        """Call ``execute`` and await it if needed; errors propagate to the caller. A plain ``def``
+        runs in a worker thread, so a blocking body cannot freeze the loop: an abort (Ctrl-C, SIGTERM)
+        still ends the call, and the thread's late result is dropped."""
+        if inspect.iscoroutinefunction(self.execute):
+            result = self.execute(params, ctx)
+        else:
+            result = await in_worker(lambda: self.execute(params, ctx))
         if inspect.isawaitable(result):
             result = await result
         if not isinstance(result, ToolResult):

@@ -20,7 +20,6 @@ import concurrent.futures
 import contextlib
 import contextvars
 import inspect
-import queue
 import threading
 import time
 import traceback
@@ -31,6 +30,8 @@ from typing import Any
 import pluggy
 
 from hookspecs import DISPATCH_MODES, FAIL_CLOSED
+
+from ..offloop import in_worker, workers
 
 
 @dataclass(frozen=True)
@@ -162,71 +163,6 @@ async def _contained(awaitable: Any) -> Any:
         raise _Exited(exc) from None
 
 
-# -- worker threads for `def` handlers ------------------------------------------------------------
-
-
-class _Workers:
-    """Daemon threads for blocking handler calls: a thread stuck in a handler is left behind (a new one
-    takes the next call), and never keeps pi from exiting."""
-
-    KEEP_IDLE = 4
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
-        self._idle = 0
-
-    def submit(self, job: Callable[[], None]) -> None:
-        with self._lock:
-            if self._idle:
-                self._idle -= 1  # this job is that worker's
-                self._jobs.put(job)
-                return
-        threading.Thread(target=self._work, args=(job,), name="pi-hook", daemon=True).start()
-
-    def _work(self, job: Callable[[], None]) -> None:
-        while True:
-            job()
-            with self._lock:
-                if self._idle >= self.KEEP_IDLE:
-                    return
-                self._idle += 1
-            job = self._jobs.get()
-
-
-_workers = _Workers()
-
-
-def _in_worker(thunk: Callable[[], Any]) -> asyncio.Future[Any]:
-    """Run ``thunk`` in a worker thread; its outcome arrives in the returned future. The worker sees
-    the calling context (the clock) and the calling event loop as its running loop."""
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[Any] = loop.create_future()
-    context = contextvars.copy_context()
-
-    def deliver(ok: bool, value: Any) -> None:
-        if future.done():
-            return
-        if ok:
-            future.set_result(value)
-        else:
-            future.set_exception(value)
-
-    def job() -> None:
-        asyncio.events._set_running_loop(loop)
-        try:
-            outcome = (True, context.run(thunk))
-        except BaseException as exc:  # handed to the caller
-            outcome = (False, exc)
-        finally:
-            asyncio.events._set_running_loop(None)
-        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits any more
-            loop.call_soon_threadsafe(deliver, *outcome)
-
-    _workers.submit(job)
-    return future
-
-
 async def _call_limited(impl: _Impl, limit: float, thunk: Callable[[], Any]) -> Any:
     """Call a handler with a time limit; raises :class:`HookTimeoutError` when it runs out."""
     clock = _Clock(limit)
@@ -238,7 +174,7 @@ async def _call_limited(impl: _Impl, limit: float, thunk: Callable[[], Any]) -> 
                 return result
             running: asyncio.Future[Any] = asyncio.ensure_future(_contained(result))
         else:
-            running = _in_worker(thunk)
+            running = in_worker(thunk)
     finally:
         _CLOCK.reset(token)
     result = await _within(running, clock)
@@ -298,7 +234,7 @@ def _call_limited_blocking(limit: float, thunk: Callable[[], Any]) -> Any:
         except BaseException as exc:  # handed to the caller
             done.set_exception(exc)
 
-    _workers.submit(job)
+    workers.submit(job)
     while True:
         remaining = clock.remaining()
         if remaining is not None and remaining <= 0:

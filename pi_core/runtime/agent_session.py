@@ -91,6 +91,8 @@ class UnknownCommandError(ValueError):
 
 
 COMMAND_WORD = re.compile(r"[A-Za-z0-9][\w:-]*")  # "/README.md" or "/usr/bin" is text, not a command
+BACKGROUND_HOOKS_AT_CLOSE_S = 5.0
+"""How long closing waits for hooks still running in the background (each has its own time limit too)."""
 
 
 @dataclass(frozen=True)
@@ -621,6 +623,11 @@ class AgentSession:
         self._closed = True
         if self.is_streaming:
             await self.abort()
+        # hooks dispatched in the background (session_info_changed, ...) finish first: a `def` handler
+        # runs in a worker thread, and leaving now would cut it off mid-write
+        notices = {task for task in self._tasks if not task.done() and task not in self._inputs}
+        if notices:
+            await asyncio.wait(notices, timeout=BACKGROUND_HOOKS_AT_CLOSE_S)
         await self.call_hook("session_shutdown", SessionShutdownEvent(reason))
         self.session.close()
 
