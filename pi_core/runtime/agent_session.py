@@ -161,6 +161,7 @@ class AgentSession:
         self._closed = False
         self._next_turn: list[Any] = []
         self._tasks: set[asyncio.Future[Any]] = set()
+        self._last_notice: asyncio.Future[Any] | None = None
         self._inputs: set[asyncio.Future[Any]] = set()
         self._nested: NestedCalls | None = None
         self._declared = DeclaredTools()
@@ -318,7 +319,7 @@ class AgentSession:
         event = SessionInfoChangedEvent(self.session.get_session_name())
         self._emit_soon(event)
         if self.host.dispatch.has("session_info_changed"):
-            self.background(self.call_hook("session_info_changed", event))
+            self.notify("session_info_changed", event)
 
     # -- prompting -----------------------------------------------------------------------------
 
@@ -413,7 +414,7 @@ class AgentSession:
         if self.host.dispatch.has("thinking_level_select"):
             from ..events import ThinkingLevelSelectEvent
 
-            self.background(self.call_hook("thinking_level_select", ThinkingLevelSelectEvent(level, previous)))
+            self.notify("thinking_level_select", ThinkingLevelSelectEvent(level, previous))
 
     def set_active_tools(self, names: list[str]) -> None:
         """Change what the model is told about from the next request on. Not a sandbox."""
@@ -421,6 +422,20 @@ class AgentSession:
         # in place: a running loop holds this list, and the next request of the run must see the change
         self.agent.config.tools[:] = self.tools()
         self._refresh_system_message()
+
+    def notify(self, hook: str, event: Any) -> None:
+        """Dispatch a notification hook in the background, after the notifications before it: plugins
+        hear changes in the order they happened even though each `def` handler runs in a worker thread."""
+        previous = self._last_notice
+
+        async def in_order() -> None:
+            if previous is not None and not previous.done():
+                await asyncio.wait({previous})
+            await self.call_hook(hook, event)
+
+        self._last_notice = asyncio.ensure_future(in_order())
+        self._tasks.add(self._last_notice)
+        self._last_notice.add_done_callback(self._tasks.discard)
 
     def background(self, work: Awaitable[Any]) -> None:
         """Run ``work`` after the current handler returns (plugins call the API from inside hooks)."""

@@ -130,7 +130,7 @@ class PluginBridge:
     def mcp_servers_changed(self, servers: list[RegisteredMcpServer]) -> None:
         from ..events import McpServersChangeEvent
 
-        self._s.background(self._s.call_hook("mcp_servers_change", McpServersChangeEvent(servers)))
+        self._s.notify("mcp_servers_change", McpServersChangeEvent(servers))
 
     # -- messages and entries ----------------------------------------------------------------------
 
@@ -193,7 +193,7 @@ class PluginBridge:
         level = s.level_for_model(model)
         if level != s.thinking_level:
             s.set_thinking_level(level)
-        s.background(s.call_hook("model_select", ModelSelectEvent(model, previous, "set")))
+        s.notify("model_select", ModelSelectEvent(model, previous, "set"))
         return True
 
     def set_thinking_level(self, level: str) -> str:
