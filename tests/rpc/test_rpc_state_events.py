@@ -28,6 +28,9 @@ def test_thinking_level_and_session_name_changes_are_events_and_plugins_hear_the
         cycled, seen_cycle = pi.call({"type": "cycle_thinking_level"})
         _, seen_name = pi.call({"type": "set_session_name", "name": "  release\nprep  "})
         state, _ = pi.call({"type": "get_state"})
+        # the hook runs in the background; closing stdin ends pi once it has been heard
+        pi.close_stdin()
+        assert pi.wait() == 0
     assert {"type": "thinking_level_changed", "level": "high"} in seen_high
     assert not [r for r in seen_same if r["type"] == "thinking_level_changed"]  # no change, no event (as pi)
     assert {"type": "thinking_level_changed", "level": cycled["data"]["level"]} in seen_cycle
