@@ -320,8 +320,9 @@ def test_help_tools_thinking_and_copy(running, tmp_path: Path) -> None:
     bin_dir.mkdir()
     app = running([{"text": "the answer to copy"}], env={"PATH": str(bin_dir), "DISPLAY": ""})
     app.type("/help")
+    # the help block arrives in pieces on a loaded machine: wait for each part rather than check once
     app.wait_for("/resume")
-    assert "pick a fruit (select dialog)" in app.text() and "queue as follow-up" in app.text()
+    app.wait_for(lambda: "pick a fruit (select dialog)" in app.text() and "queue as follow-up" in app.text())
     app.type("/tools")
     app.wait_for("4 active")
     assert re.search(r"● slow +waits until aborted", app.text())
