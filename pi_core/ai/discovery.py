@@ -1,6 +1,6 @@
 """Collecting ``register_providers`` contributions without a plugin host (standalone ``pi_core.ai`` use).
 
-The plugin host of a session does this through pluggy; ``pi_core.ai.stream()`` used on its own (a
+The plugin host of a session does this through the plugin framework; ``pi_core.ai.stream()`` used on its own (a
 script, a notebook) needs the same providers, so the entry points are read here too (the scan itself is
 cached per process by :func:`pi_core.entry_points.scan_entry_points`).
 """

@@ -15,9 +15,10 @@ request arrives. Text, thinking and tool-call JSON are streamed in small random 
 testable. When the queue is empty, ``responder`` (if given) answers, else the turn fails with
 ``No more faux responses queued``. Every request is recorded in ``requests``.
 
-A :class:`FauxProvider` is a plugin object (its ``register_providers`` is a hook implementation), so an
-SDK host or a test can pass it as a plugin; it also registers its API process-wide on creation, so
-``stream(faux.model, ...)`` works without any registry.
+A :class:`FauxProvider` has a ``register_providers(register)`` method, so an SDK host or a test can pass it
+as a plugin (the plugin host adapts such provider objects; the model layer itself never imports the plugin
+framework); it also registers its API process-wide on creation, so ``stream(faux.model, ...)`` works without
+any registry.
 """
 
 from __future__ import annotations
@@ -32,8 +33,6 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Union
-
-import pluggy
 
 from .errors import ProviderError
 from .event_stream import StreamWriter
@@ -50,7 +49,6 @@ from .types import (
     UserMessage,
 )
 
-_hookimpl = pluggy.HookimplMarker("pi")
 _instances = itertools.count(1)
 Block = Union[TextContent, ThinkingContent, ToolCall]
 
@@ -197,7 +195,6 @@ class FauxProvider:
     def provider_config(self) -> ProviderConfig:
         return ProviderConfig(name=self.provider, api=self.api, models=list(self.models), requires_api_key=False)
 
-    @_hookimpl
     def register_providers(self, register: Callable[..., None]) -> None:
         register(self.api_provider)
         if self.replaces:

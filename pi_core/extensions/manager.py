@@ -27,6 +27,7 @@ from .contributions import CliCommand, Command, Flag, Toolset
 from .discovery import PluginSpec, extension_files, scan_entry_points
 from .dispatch import Dispatcher, HookError, HookTimeouts, StrictPluginError
 from .loader import import_extension
+from .markers import hookimpl
 from .registry import Conflict, Registry, Replacement
 from ..paths import agent_dir as default_agent_dir
 from .trust import TrustStore, TrustStoreError, has_trust_inputs
@@ -635,11 +636,36 @@ def _trust_hooks(host: PluginHost) -> tuple[bool, bool] | None:
     return event.decision.trusted == "yes", event.decision.remember
 
 
+class ProviderSource:
+    """A model-layer object that offers ``register_providers(register)`` without a hook marker (such as
+    :class:`pi_core.ai.FauxProvider`: the model layer does not import the plugin framework), taking part as a
+    plugin."""
+
+    def __init__(self, source: object) -> None:
+        self.source = source
+
+    @hookimpl
+    def register_providers(self, register: Callable[..., None]) -> None:
+        getattr(self.source, "register_providers")(register)
+
+    def __repr__(self) -> str:
+        return repr(self.source)
+
+
+def as_plugin(plugin: object) -> object:
+    """``plugin`` itself, or a :class:`ProviderSource` for an object whose only contribution is an unmarked
+    ``register_providers`` (the duck type :mod:`pi_core.ai.discovery` reads)."""
+    method = getattr(plugin, "register_providers", None)
+    if callable(method) and getattr(method, f"{hookspecs.PROJECT}_impl", None) is None:
+        return ProviderSource(plugin)
+    return plugin
+
+
 def _load_objects(host: PluginHost, plugins: Sequence[object]) -> None:
     for index, plugin in enumerate(plugins):
         label = getattr(plugin, "__name__", None) or getattr(plugin, "name", None) or type(plugin).__name__
         name = f"sdk:{label}" if f"sdk:{label}" not in host.records else f"sdk:{label}#{index}"
-        host.load(PluginSpec(name, repr(plugin), "sdk"), lambda plugin=plugin: plugin)
+        host.load(PluginSpec(name, repr(plugin), "sdk"), lambda plugin=plugin: as_plugin(plugin))
 
 
 __all__ = ["BUILTIN_EXTENSIONS", "ConfiguredExtensions", "Diagnostic", "PluginHost", "PluginRecord",
