@@ -1,5 +1,6 @@
-"""The public API is visible to type checkers: ``mypy --strict`` passes on ``examples/`` and on a plugin that
-uses every public name of ``pi_core`` and ``pi_core.ai`` (its decision types, events and contexts)."""
+"""The public API is visible to type checkers: ``mypy --strict`` passes on all of ``examples/`` and on a plugin
+that uses every public name of ``pi_core``, ``pi_core.ai`` and ``pi_core.tui`` (its decision types, events,
+contexts and components)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pi_core
 import pi_core.ai
+import pi_core.tui
 
 REPO = Path(__file__).resolve().parents[1]
 EVERY_NAME = REPO / "tests" / "fixtures" / "typing" / "every_public_name.py"
@@ -21,11 +23,13 @@ def test_the_typing_plugin_uses_every_public_name() -> None:
                 for alias in node.names}
     missing = [n for n in pi_core.__all__ if ("pi_core", n) not in imported]
     missing += [n for n in pi_core.ai.__all__ if n not in pi_core.__all__ and ("pi_core.ai", n) not in imported]
+    missing += [n for n in pi_core.tui.__all__ if ("pi_core.tui", n) not in imported]
     assert missing == [], f"add these public names to {EVERY_NAME.name}: {missing}"
 
 
 def test_mypy_strict_passes_on_the_examples_and_every_public_name(tmp_path: Path) -> None:
-    targets = [str(EVERY_NAME), str(REPO / "examples" / "extensions"), str(REPO / "examples" / "pi-example-plugin")]
+    # mypy skips hidden directories, so the project extension's .pi/extensions is named explicitly
+    targets = [str(EVERY_NAME), str(REPO / "examples"), str(REPO / "examples" / "project-extension" / ".pi" / "extensions")]
     done = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(tmp_path / "cache"),
                            "--no-error-summary", *targets], cwd=REPO, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import re
 import shlex
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +56,7 @@ class UpgradePlugin:
 
 
 async def upgrade(code: Path, docs: Path, *, model: Any = None, build: str = "python -m pytest -q",
-                  plugins: list[Any] = (), session: Any = "new") -> Any:
+                  plugins: Sequence[Any] = (), session: Any = "new") -> Any:
     """Run one upgrade; returns the session (its ``messages`` hold the conversation)."""
     agent = await create_agent_session(cwd=code, model=model, session=session,
                                        tools=["read", "edit", "write", "lookup_docs", "run_build"],
