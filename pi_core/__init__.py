@@ -44,9 +44,9 @@ Hook events and decisions:
 * ``AfterToolCallEvent`` — A finished tool call; ``content``, ``details`` and ``is_error`` may be patched.
 * ``AgentBeforeSettleEvent`` — The last actionable boundary of a prompt: retries, compaction and queued messages are
   done. Handlers may append entries and ask for one more model request (see :class:`BoundaryPatch`).
-* ``AgentEndEvent`` — AgentEndEvent(messages: 'list[Message]' = <factory>, will_retry: 'bool' = False, type: 'str' =
-  'agent_end')
-* ``AgentStartEvent`` — AgentStartEvent(type: 'str' = 'agent_start')
+* ``AgentEndEvent`` — A run ended (``agent_end``): ``messages`` are the messages it added; ``will_retry`` is true when
+  an automatic retry follows, so the prompt is not over yet (``agent_settled`` says when it is).
+* ``AgentStartEvent`` — A run started: a prompt, a retry or a continuation (``agent_start``).
 * ``AgentStartPatch`` — Returned from ``before_agent_start``: a new system prompt and/or a message to add.
 * ``BeforeAgentStartEvent`` — Once per prompt, before the run: the system prompt may change, messages may be added.
 * ``BeforeToolCallEvent`` — A validated tool call about to run. ``arguments`` may be changed in place.
@@ -62,11 +62,13 @@ Hook events and decisions:
 * ``McpServersChangeEvent`` — The MCP servers plugins registered, after one was registered or unregistered.
 * ``MessageEndEvent`` — A message is final. A handler may return a replacement with the same ``role`` (or pi's
   ``{"message": ...}``): later handlers, the session file and the model see the replacement.
-* ``MessageStartEvent`` — MessageStartEvent(message: 'Message', type: 'str' = 'message_start')
-* ``MessageUpdateEvent`` — MessageUpdateEvent(message: 'Message', assistant_message_event: 'Any' = None, type: 'str'
-  = 'message_update')
-* ``ModelSelectEvent`` — ModelSelectEvent(model: 'Model', previous_model: 'Model | None' = None, source:
-  "Literal['set', 'cycle', 'restore']" = 'set')
+* ``MessageStartEvent`` — A message started (``message_start``): a user, assistant, tool-result or custom message; a
+  streamed assistant message starts empty and fills in through ``message_update``.
+* ``MessageUpdateEvent`` — The assistant message being streamed changed (``message_update``): ``message`` is the
+  partial message so far and ``assistant_message_event`` the provider event that changed it (a text, thinking or
+  tool-call delta).
+* ``ModelSelectEvent`` — The session's model changed (``model_select``). ``source`` is ``set`` (a command, a picker,
+  ``ctx.set_model``), ``cycle`` (Ctrl+P through the scoped models) or ``restore`` (a resumed session's model).
 * ``ProjectTrustEvent`` — Before project code and settings load, when the project's trust is not decided yet.
 * ``ProviderHeadersEvent`` — The HTTP headers of a provider request; change them in place (a ``None`` value removes
   one).
@@ -76,40 +78,43 @@ Hook events and decisions:
   (read-only).
 * ``ResourcePaths`` — Returned from ``resources_discover``: extra skill, prompt-template and theme locations (files
   or directories; relative paths resolve against the session's ``cwd``).
-* ``ResourcesDiscoverEvent`` — ResourcesDiscoverEvent(cwd: 'Path', reason: "Literal['startup', 'reload']" =
-  'startup')
+* ``ResourcesDiscoverEvent`` — pi is collecting skills, prompt templates and themes (``resources_discover``) for the
+  session in ``cwd``, at ``startup`` or on ``reload``. Answer with :class:`ResourcePaths`.
 * ``SessionBeforeCompactEvent`` — A compaction about to ask the model for a summary.
-* ``SessionBeforeForkEvent`` — SessionBeforeForkEvent(entry_id: 'str | None', position: "Literal['before', 'at']" =
-  'before', decision: 'Cancel | None' = None)
-* ``SessionBeforeSwitchEvent`` — SessionBeforeSwitchEvent(reason: "Literal['new', 'resume']", target_session_file:
-  'Path | None' = None, decision: 'Cancel | None' = None)
+* ``SessionBeforeForkEvent`` — A fork is about to make a new session from a point of this one
+  (``session_before_fork``): the ``entry_id`` of that point and whether the fork is ``before`` or ``at`` it. Return
+  ``Cancel`` to prevent it.
+* ``SessionBeforeSwitchEvent`` — The user is about to leave this session for a new one or another one
+  (``session_before_switch``): ``reason`` is ``new`` or ``resume``, ``target_session_file`` the session to open.
+  Return ``Cancel`` to stay.
 * ``SessionBeforeTreeEvent`` — A tree navigation about to happen (and maybe summarise the branch being left).
-* ``SessionCompactEvent`` — SessionCompactEvent(compaction_entry: 'Any', from_plugin: 'bool' = False, reason: 'str'
-  = 'manual', will_retry: 'bool' = False)
+* ``SessionCompactEvent`` — A compaction entry was appended (``session_compact``): ``compaction_entry`` is that entry,
+  ``from_plugin`` whether a ``session_before_compact`` handler wrote the summary, ``reason`` ``manual``, ``threshold``
+  or ``overflow``, and ``will_retry`` whether the failed request is sent again now.
 * ``SessionCompactFailedEvent`` — A compaction failed or was aborted; the session is as it was.
-* ``SessionShutdownEvent`` — SessionShutdownEvent(reason: "Literal['quit', 'reload', 'new', 'resume', 'fork']" =
-  'quit', target_session_file: 'Path | None' = None)
-* ``SessionStartEvent`` — SessionStartEvent(reason: "Literal['startup', 'reload', 'new', 'resume', 'fork']" =
-  'startup', previous_session_file: 'Path | None' = None)
-* ``SessionTreeEvent`` — SessionTreeEvent(new_leaf_id: 'str | None', old_leaf_id: 'str | None', summary_entry: 'Any'
-  = None, from_plugin: 'bool' = False)
-* ``ThinkingLevelSelectEvent`` — ThinkingLevelSelectEvent(level: 'str', previous_level: 'str | None' = None)
-* ``ToolExecutionEndEvent`` — ToolExecutionEndEvent(tool_call_id: 'str', tool_name: 'str', result: 'ToolResult',
-  is_error: 'bool' = False, duration_ms: 'int | None' = None, parent_tool_call_id: 'str | None' = None, type: 'str'
-  = 'tool_execution_end')
-* ``ToolExecutionStartEvent`` — ToolExecutionStartEvent(tool_call_id: 'str', tool_name: 'str', args: 'dict[str,
-  Any]', parent_tool_call_id: 'str | None' = None, type: 'str' = 'tool_execution_start')
-* ``ToolExecutionUpdateEvent`` — ToolExecutionUpdateEvent(tool_call_id: 'str', tool_name: 'str', args: 'dict[str,
-  Any]', partial_result: 'ToolResult', parent_tool_call_id: 'str | None' = None, type: 'str' =
-  'tool_execution_update')
+* ``SessionShutdownEvent`` — The session is closing (``session_shutdown``): ``reason`` is ``quit``, ``reload`` or the
+  move that replaces it (``new``, ``resume``, ``fork``, with ``target_session_file`` when known). Release resources.
+* ``SessionStartEvent`` — A session became current (``session_start``): ``reason`` says how (``startup``, ``reload``,
+  ``new``, ``resume``, ``fork``); ``previous_session_file`` is the session it replaced, if any.
+* ``SessionTreeEvent`` — The session moved to another point of its tree (``session_tree``): the ``new_leaf_id`` and
+  ``old_leaf_id``, the branch summary entry written on the way (``summary_entry``, or ``None``) and whether a plugin
+  supplied it (``from_plugin``).
+* ``ThinkingLevelSelectEvent`` — The thinking level changed (``thinking_level_select``): the new ``level`` and the
+  ``previous_level``.
+* ``ToolExecutionEndEvent`` — A tool call finished (``tool_execution_end``): its ``result``, whether it ``is_error``
+  and how long it took (``duration_ms``). With tools running in parallel the events come in completion order.
+* ``ToolExecutionStartEvent`` — A tool call starts (``tool_execution_start``), before its arguments are validated:
+  ``args`` are the model's raw arguments; ``parent_tool_call_id`` is set for a call another tool made.
+* ``ToolExecutionUpdateEvent`` — A running tool reported partial output (``tool_execution_update``):
+  ``partial_result`` is the result so far (the bash tool's output while it runs, say).
 * ``ToolResultPatch`` — Returned from ``after_tool_call``: replace the given fields of the result (``None`` = keep).
 * ``Transform`` — Returned from ``input``: replace the text (and images) later handlers and the model see.
 * ``TreeOverride`` — Returned from ``session_before_tree``: supply the branch summary and/or change how it is made.
 * ``TrustDecision`` — Returned from ``project_trust``: ``yes`` / ``no`` decide (``remember`` stores it),
   ``undecided`` lets later handlers and pi's own trust rules decide.
 * ``TurnEndEvent`` — A turn ended; the assistant message and tool results are already stored.
-* ``TurnStartEvent`` — TurnStartEvent(turn_index: 'int' = 0, timestamp: 'int' = <factory>, type: 'str' =
-  'turn_start')
+* ``TurnStartEvent`` — A turn started (``turn_start``): one model request and the tool calls it asks for.
+  ``turn_index`` counts from 0 in each run; ``timestamp`` is in milliseconds since the epoch.
 * ``UserBashEvent`` — The user ran ``!command`` (``!!command``: ``exclude_from_context``).
 * ``UserBashResult`` — Returned from ``user_bash``: run the command through ``operations`` (a
   :class:`pi_core.BashOperations`, e.g. over ssh), or record ``result`` (a :class:`pi_core.ShellResult`, or a dict
@@ -158,9 +163,11 @@ Tool helpers (truncation, processes, matching):
   or ``no_change``.
 * ``EditOutcome`` — What :func:`apply_edits` did: the new LF text, the replacements, and edits found already done.
 * ``GREP_MAX_LINE_LENGTH`` — Longest line ``grep`` shows before cutting it.
-* ``GrepLine`` — GrepLine(path: 'str', line: 'int', text: 'str', is_match: 'bool')
-* ``GrepResult`` — GrepResult(lines: 'list[GrepLine]' = <factory>, matches: 'int' = 0, limit_reached: 'bool' =
-  False, backend: 'str' = 'python')
+* ``GrepLine`` — One line of :func:`grep` output: ``path`` relative to the searched root, 1-based ``line`` number, its
+  ``text``, and ``is_match`` (false for a context line).
+* ``GrepResult`` — What :func:`grep` found: the ``lines`` (matches and context, in path order), the number of
+  ``matches``, whether the match ``limit_reached`` cut further matches off, and the ``backend`` that searched
+  (``ripgrep`` or ``python``).
 * ``HeadTail`` — Both ends of a text that is over the limits; ``text()`` joins them around a marker.
 * ``NONINTERACTIVE_ENV`` — Variables set for processes started for the model so they never wait for a terminal.
 * ``OutputCollector`` — Collects a byte stream with bounded memory: everything while small, then head and tail
@@ -323,17 +330,17 @@ Runtime, SDK:
 * ``SetupError`` — The session cannot be built as asked (unknown model, toolset, session...); the message says why.
 * ``create_agent_session`` — Build and start a session.
 * ``AgentSettledEvent`` — pi will not continue on its own: retries, compaction and follow-ups are done.
-* ``AutoRetryEndEvent`` — AutoRetryEndEvent(success: 'bool', attempt: 'int', final_error: 'str | None' = None, type:
-  'str' = 'auto_retry_end')
-* ``AutoRetryStartEvent`` — AutoRetryStartEvent(attempt: 'int', max_attempts: 'int', delay_ms: 'int', error_message:
-  'str', type: 'str' = 'auto_retry_start')
-* ``CompactionEndEvent`` — CompactionEndEvent(reason: 'str' = 'manual', result: 'Any' = None, aborted: 'bool' =
-  False, will_retry: 'bool' = False, error_message: 'str | None' = None, type: 'str' = 'compaction_end')
-* ``CompactionStartEvent`` — CompactionStartEvent(reason: 'str' = 'manual', type: 'str' = 'compaction_start')
+* ``AutoRetryEndEvent`` — Automatic retries are over: ``success`` after ``attempt`` attempts, else ``final_error``
+  (also ``retry cancelled`` when the wait was cancelled).
+* ``AutoRetryStartEvent`` — A request failed transiently and is retried automatically: this is ``attempt`` of at most
+  ``max_attempts``, sent after ``delay_ms``; ``error_message`` is the failure being retried.
+* ``CompactionEndEvent`` — A compaction ended: ``result`` (a :class:`CompactionResult`) on success, else ``aborted``
+  or ``error_message``; ``will_retry`` is true when the request that overflowed is sent again now.
+* ``CompactionStartEvent`` — A compaction started; ``reason`` is ``manual``, ``threshold`` or ``overflow``.
 * ``EntryAppendedEvent`` — An entry that is not a message (a ``context_edit``, a label...) was appended to the
   session.
-* ``QueueUpdateEvent`` — QueueUpdateEvent(steering: 'list[str]' = <factory>, follow_up: 'list[str]' = <factory>,
-  type: 'str' = 'queue_update')
+* ``QueueUpdateEvent`` — The queued input changed: the texts of the ``steering`` messages (delivered after the current
+  tool batch) and of the ``follow_up`` messages (delivered when the run would end), in order.
 * ``SessionInfoChangedEvent`` — The session's display name changed; ``name`` is the stored (normalised) name.
 * ``SummarizationRetryAttemptStartEvent`` — A retried compaction or branch-summary request starts (``source``, ``reason``).
 * ``SummarizationRetryFinishedEvent`` — The retries of one summarization request are over.

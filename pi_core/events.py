@@ -356,6 +356,10 @@ class SessionBeforeCompactEvent(_Event):
 
 @dataclass
 class SessionCompactEvent(_Event):
+    """A compaction entry was appended (``session_compact``): ``compaction_entry`` is that entry,
+    ``from_plugin`` whether a ``session_before_compact`` handler wrote the summary, ``reason`` ``manual``,
+    ``threshold`` or ``overflow``, and ``will_retry`` whether the failed request is sent again now."""
+
     compaction_entry: Any
     from_plugin: bool = False
     reason: str = "manual"
@@ -391,6 +395,10 @@ class SessionBeforeTreeEvent(_Event):
 
 @dataclass
 class SessionTreeEvent(_Event):
+    """The session moved to another point of its tree (``session_tree``): the ``new_leaf_id`` and
+    ``old_leaf_id``, the branch summary entry written on the way (``summary_entry``, or ``None``) and whether a
+    plugin supplied it (``from_plugin``)."""
+
     new_leaf_id: str | None
     old_leaf_id: str | None
     summary_entry: Any = None
@@ -485,11 +493,16 @@ class BeforeAgentStartEvent(_Event):
 
 @dataclass
 class AgentStartEvent(_Event):
+    """A run started: a prompt, a retry or a continuation (``agent_start``)."""
+
     type: str = "agent_start"
 
 
 @dataclass
 class AgentEndEvent(_Event):
+    """A run ended (``agent_end``): ``messages`` are the messages it added; ``will_retry`` is true when an
+    automatic retry follows, so the prompt is not over yet (``agent_settled`` says when it is)."""
+
     messages: list[Message] = field(default_factory=list)
     will_retry: bool = False
     type: str = "agent_end"
@@ -497,6 +510,9 @@ class AgentEndEvent(_Event):
 
 @dataclass
 class TurnStartEvent(_Event):
+    """A turn started (``turn_start``): one model request and the tool calls it asks for. ``turn_index``
+    counts from 0 in each run; ``timestamp`` is in milliseconds since the epoch."""
+
     turn_index: int = 0
     timestamp: int = field(default_factory=lambda: int(time.time() * 1000))
     type: str = "turn_start"
@@ -541,12 +557,19 @@ def _apply_boundary(event: Any, result: Any, hook: str) -> bool:
 
 @dataclass
 class MessageStartEvent(_Event):
+    """A message started (``message_start``): a user, assistant, tool-result or custom message; a streamed
+    assistant message starts empty and fills in through ``message_update``."""
+
     message: Message
     type: str = "message_start"
 
 
 @dataclass
 class MessageUpdateEvent(_Event):
+    """The assistant message being streamed changed (``message_update``): ``message`` is the partial message
+    so far and ``assistant_message_event`` the provider event that changed it (a text, thinking or tool-call
+    delta)."""
+
     message: Message
     assistant_message_event: Any = None
     type: str = "message_update"
@@ -573,6 +596,9 @@ class MessageEndEvent(_Event):
 
 @dataclass
 class ToolExecutionStartEvent(_Event):
+    """A tool call starts (``tool_execution_start``), before its arguments are validated: ``args`` are the
+    model's raw arguments; ``parent_tool_call_id`` is set for a call another tool made."""
+
     tool_call_id: str
     tool_name: str
     args: dict[str, Any]
@@ -582,6 +608,9 @@ class ToolExecutionStartEvent(_Event):
 
 @dataclass
 class ToolExecutionUpdateEvent(_Event):
+    """A running tool reported partial output (``tool_execution_update``): ``partial_result`` is the result so
+    far (the bash tool's output while it runs, say)."""
+
     tool_call_id: str
     tool_name: str
     args: dict[str, Any]
@@ -592,6 +621,9 @@ class ToolExecutionUpdateEvent(_Event):
 
 @dataclass
 class ToolExecutionEndEvent(_Event):
+    """A tool call finished (``tool_execution_end``): its ``result``, whether it ``is_error`` and how long it
+    took (``duration_ms``). With tools running in parallel the events come in completion order."""
+
     tool_call_id: str
     tool_name: str
     result: ToolResult
@@ -611,6 +643,9 @@ class McpServersChangeEvent(_Event):
 
 @dataclass
 class ModelSelectEvent(_Event):
+    """The session's model changed (``model_select``). ``source`` is ``set`` (a command, a picker,
+    ``ctx.set_model``), ``cycle`` (Ctrl+P through the scoped models) or ``restore`` (a resumed session's model)."""
+
     model: Model
     previous_model: Model | None = None
     source: Literal["set", "cycle", "restore"] = "set"
@@ -622,12 +657,18 @@ class ModelSelectEvent(_Event):
 
 @dataclass
 class SessionStartEvent(_Event):
+    """A session became current (``session_start``): ``reason`` says how (``startup``, ``reload``, ``new``,
+    ``resume``, ``fork``); ``previous_session_file`` is the session it replaced, if any."""
+
     reason: Literal["startup", "reload", "new", "resume", "fork"] = "startup"
     previous_session_file: Path | None = None
 
 
 @dataclass
 class SessionBeforeSwitchEvent(_Event):
+    """The user is about to leave this session for a new one or another one (``session_before_switch``):
+    ``reason`` is ``new`` or ``resume``, ``target_session_file`` the session to open. Return ``Cancel`` to stay."""
+
     reason: Literal["new", "resume"]
     target_session_file: Path | None = None
     decision: Cancel | None = None
@@ -638,6 +679,9 @@ class SessionBeforeSwitchEvent(_Event):
 
 @dataclass
 class SessionBeforeForkEvent(_Event):
+    """A fork is about to make a new session from a point of this one (``session_before_fork``): the
+    ``entry_id`` of that point and whether the fork is ``before`` or ``at`` it. Return ``Cancel`` to prevent it."""
+
     entry_id: str | None
     position: Literal["before", "at"] = "before"
     decision: Cancel | None = None
@@ -648,6 +692,9 @@ class SessionBeforeForkEvent(_Event):
 
 @dataclass
 class SessionShutdownEvent(_Event):
+    """The session is closing (``session_shutdown``): ``reason`` is ``quit``, ``reload`` or the move that
+    replaces it (``new``, ``resume``, ``fork``, with ``target_session_file`` when known). Release resources."""
+
     reason: Literal["quit", "reload", "new", "resume", "fork"] = "quit"
     target_session_file: Path | None = None
 
@@ -666,6 +713,9 @@ def _apply_cancel(event: Any, result: Any, hook: str) -> bool:
 
 @dataclass
 class ResourcesDiscoverEvent(_Event):
+    """pi is collecting skills, prompt templates and themes (``resources_discover``) for the session in
+    ``cwd``, at ``startup`` or on ``reload``. Answer with :class:`ResourcePaths`."""
+
     cwd: Path
     reason: Literal["startup", "reload"] = "startup"
 
@@ -764,6 +814,9 @@ class ProviderStreamEvent(_Event):
 
 @dataclass
 class ThinkingLevelSelectEvent(_Event):
+    """The thinking level changed (``thinking_level_select``): the new ``level`` and the
+    ``previous_level``."""
+
     level: str
     previous_level: str | None = None
 

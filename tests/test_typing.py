@@ -5,6 +5,7 @@ contexts and components)."""
 from __future__ import annotations
 
 import ast
+import inspect
 import subprocess
 import sys
 from pathlib import Path
@@ -39,3 +40,12 @@ def test_the_public_module_documents_each_name() -> None:
     doc = pi_core.__doc__ or ""
     undocumented = [n for n in pi_core.__all__ if n != "__version__" and f"* ``{n}`` — " not in doc]
     assert undocumented == [], f"describe these names in pi_core/__init__.py's docstring: {undocumented}"
+    # a dataclass without a docstring gets `Name(field: type = ...)` as its __doc__: that is no description
+    signatures = [n for n in pi_core.__all__ if f"* ``{n}`` — {n}(" in doc]
+    assert signatures == [], f"write a real docstring (not the generated signature) for: {signatures}"
+
+
+def test_public_classes_have_docstrings_of_their_own() -> None:
+    generated = [f"{module.__name__}.{n}" for module in (pi_core, pi_core.ai, pi_core.tui) for n in module.__all__
+                 if inspect.isclass(obj := getattr(module, n)) and (obj.__doc__ or "").startswith(f"{n}(")]
+    assert generated == [], f"give these classes a docstring (dataclasses generate a signature): {generated}"

@@ -121,6 +121,9 @@ class ModelNotFoundError(LookupError):
 
 @dataclass
 class ResolvedModel:
+    """A model pattern resolved (``provider/id:level``): the ``model``, the ``thinking_level`` the pattern
+    named (or ``None``) and ``warnings`` about how it was matched."""
+
     model: Model
     thinking_level: str | None = None
     warnings: list[str] = field(default_factory=list)

@@ -20,6 +20,9 @@ class AgentSettledEvent:
 
 @dataclass
 class QueueUpdateEvent:
+    """The queued input changed: the texts of the ``steering`` messages (delivered after the current tool
+    batch) and of the ``follow_up`` messages (delivered when the run would end), in order."""
+
     steering: list[str] = field(default_factory=list)
     follow_up: list[str] = field(default_factory=list)
     type: str = "queue_update"
@@ -27,6 +30,9 @@ class QueueUpdateEvent:
 
 @dataclass
 class AutoRetryStartEvent:
+    """A request failed transiently and is retried automatically: this is ``attempt`` of at most
+    ``max_attempts``, sent after ``delay_ms``; ``error_message`` is the failure being retried."""
+
     attempt: int
     max_attempts: int
     delay_ms: int
@@ -36,6 +42,9 @@ class AutoRetryStartEvent:
 
 @dataclass
 class AutoRetryEndEvent:
+    """Automatic retries are over: ``success`` after ``attempt`` attempts, else ``final_error`` (also
+    ``retry cancelled`` when the wait was cancelled)."""
+
     success: bool
     attempt: int
     final_error: str | None = None
@@ -72,12 +81,17 @@ class SummarizationRetryFinishedEvent:
 
 @dataclass
 class CompactionStartEvent:
+    """A compaction started; ``reason`` is ``manual``, ``threshold`` or ``overflow``."""
+
     reason: str = "manual"
     type: str = "compaction_start"
 
 
 @dataclass
 class CompactionEndEvent:
+    """A compaction ended: ``result`` (a :class:`CompactionResult`) on success, else ``aborted`` or
+    ``error_message``; ``will_retry`` is true when the request that overflowed is sent again now."""
+
     reason: str = "manual"
     result: Any = None
     aborted: bool = False

@@ -126,6 +126,9 @@ def _kill(proc: asyncio.subprocess.Process) -> None:
 
 @dataclass
 class GrepLine:
+    """One line of :func:`grep` output: ``path`` relative to the searched root, 1-based ``line`` number, its
+    ``text``, and ``is_match`` (false for a context line)."""
+
     path: str
     line: int
     text: str
@@ -134,6 +137,10 @@ class GrepLine:
 
 @dataclass
 class GrepResult:
+    """What :func:`grep` found: the ``lines`` (matches and context, in path order), the number of
+    ``matches``, whether the match ``limit_reached`` cut further matches off, and the ``backend`` that searched
+    (``ripgrep`` or ``python``)."""
+
     lines: list[GrepLine] = field(default_factory=list)
     matches: int = 0
     limit_reached: bool = False

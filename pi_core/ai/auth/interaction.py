@@ -42,12 +42,16 @@ class DeviceCodeEvent:
 
 @dataclass
 class ProgressEvent:
+    """A sign-in flow reports progress (``Waiting for the browser...``)."""
+
     message: str
     type: Literal["progress"] = "progress"
 
 
 @dataclass
 class InfoEvent:
+    """A sign-in flow tells the user something that needs no answer."""
+
     message: str
     type: Literal["info"] = "info"
 

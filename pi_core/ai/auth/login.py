@@ -21,6 +21,9 @@ Method = Literal["oauth", "api_key"]
 
 @dataclass
 class LoginMethod:
+    """One way to sign in to a provider that ``/login`` offers: ``kind`` ``oauth`` (a sign-in flow) or
+    ``api_key`` (a key typed in), shown as ``label``."""
+
     kind: Method
     label: str
     login_label: str = ""
