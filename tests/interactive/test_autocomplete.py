@@ -93,3 +93,43 @@ def test_slash_menu_is_fuzzy_and_lists_templates_and_skills(running, tmp_path: P
     app.wait_for(lambda: editor_row(app).rstrip() == "› look at @src/parser_utils.py")
     app.send("\x15")
     quit_app(app)
+
+
+def test_at_paths_search_the_whole_project_and_skip_ignored_files(running, tmp_path: Path) -> None:  # noqa: F811
+    project = tmp_path / "project"
+    (project / "src" / "deep").mkdir(parents=True)
+    (project / "src" / "deep" / "parser_utils.py").write_text("x = 1\n")
+    (project / "build").mkdir()
+    (project / "build" / "parser_util_generated.py").write_text("x = 2\n")
+    (project / ".gitignore").write_text("build/\n")
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    app = running()
+    app.type("see @parser_u", enter=False)  # not in the folder typed (the project's top): found below it
+    app.wait_for(lambda: any("src/deep/parser_utils.py" in row for row in app.display() if not row.startswith("›")))
+    assert "parser_util_generated" not in "\n".join(app.display())  # .gitignore'd
+    app.send("\t")
+    app.wait_for(lambda: editor_row(app).rstrip() == "› see @src/deep/parser_utils.py")
+    app.send("\x15")
+    app.type("see @sr/dp/prs", enter=False)  # a path that names no folder is matched as a whole
+    app.wait_for(lambda: any("src/deep/parser_utils.py" in row for row in app.display() if not row.startswith("›")))
+    app.send("\t")
+    app.wait_for(lambda: editor_row(app).rstrip() == "› see @src/deep/parser_utils.py")
+    app.send("\x15")
+    quit_app(app)
+
+
+def test_project_listing_without_git_or_fd_skips_hidden_and_dependency_folders(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from pi_core.modes.interactive import project_files
+    from pi_core.modes.interactive.project_files import list_project
+
+    monkeypatch.setattr(project_files.shutil, "which", lambda name: None)  # neither fd nor git
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "mod.py").write_text("")
+    for hidden in (".venv", "node_modules", "__pycache__"):
+        (tmp_path / hidden).mkdir()
+        (tmp_path / hidden / "junk.py").write_text("")
+    entries = list_project(tmp_path)
+    assert entries == ["pkg/", "pkg/mod.py"]
+    assert len(list_project(tmp_path, limit=1)) == 1

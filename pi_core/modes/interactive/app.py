@@ -980,7 +980,7 @@ class InteractiveApp:
         from .input import PiCompleter, build_prompt, history_for
 
         install_extended_keys()
-        completer = PiCompleter(lambda: all_commands(self.session), self.session.cwd,
+        completer = PiCompleter(lambda: all_commands(self.session), lambda: Path(self.session.cwd),
                                 lambda name, typed: argument_completions(self.session, name, typed),
                                 providers=lambda: self.ui.autocomplete_factories,
                                 report=lambda problem: self.renderer.notice(problem, "warning"))

@@ -26,7 +26,7 @@ from .keybindings import Keymap, private_chars
 
 _AT_PATH = re.compile(r"(?:^|\s)@([^\s@]*)$")
 _COMMAND_ARGUMENT = re.compile(r"/([^\s/]+) (.*)")
-MAX_PATH_COMPLETIONS = 60
+MAX_PATH_COMPLETIONS = 30
 
 
 class Keys(Protocol):
@@ -46,18 +46,25 @@ class PiCompleter(Completer):
     completes paths under cwd; both match fuzzily (:func:`pi_core.tui.fuzzy_filter`). Plugins stack
     providers on top (``ctx.ui.add_autocomplete_provider``): ``providers()`` lists their factories."""
 
-    def __init__(self, commands: Callable[[], list[tuple[str, str]]], cwd: Path,
+    def __init__(self, commands: Callable[[], list[tuple[str, str]]], cwd: Path | Callable[[], Path],
                  arguments: Callable[[str, str], list[tuple[str, str]]] | None = None,
                  providers: Callable[[], list[Callable[[Any], Any]]] | None = None,
                  report: Callable[[str], None] | None = None) -> None:
+        from .project_files import ProjectFiles
+
         self.commands = commands
-        self.cwd = cwd
+        self._cwd = cwd if callable(cwd) else (lambda: cwd)  # the session's: it moves with /resume
+        self.files = ProjectFiles(lambda: self.cwd)
         self.arguments = arguments  # a command's own argument completions: (name, typed) -> (value, description)
         self.providers = providers or (lambda: [])
         self.report = report or (lambda message: None)
         self.builtin = BuiltinProvider(self)
         self._chain: tuple[list[Any], Any] = ([], self.builtin)
         self._reported: set[str] = set()
+
+    @property
+    def cwd(self) -> Path:
+        return Path(self._cwd())
 
     def provider(self) -> Any:
         """The top of the provider stack (rebuilt when plugins add one)."""
@@ -96,7 +103,12 @@ class PiCompleter(Completer):
                                     complete_event: CompleteEvent) -> Any:  # AsyncGenerator[Completion, None]
         provider = self.provider()
         if provider is self.builtin:
-            for completion in self.builtin.completions(document):
+            found = self.builtin.completions(document)
+            if _AT_PATH.search(document.text_before_cursor):  # listing the project may take a moment
+                import asyncio
+
+                found = await asyncio.to_thread(list, found)
+            for completion in found:
                 yield completion
             return
         import inspect
@@ -191,20 +203,68 @@ class BuiltinProvider:
         return None
 
     def _paths(self, partial: str) -> Iterable[Any]:
+        """The typed folder's entries and, inside the project, everything below it (pi's fd search),
+        matched fuzzily on the name; nearer and shorter paths first among equals."""
         from pi_core.tui import AutocompleteItem, fuzzy_filter
 
         folder, _, prefix = partial.rpartition("/")
         base = Path(os.path.expanduser(folder)) if folder else Path(".")
+        inside = not base.is_absolute() and not folder.startswith("~")
         directory = base if base.is_absolute() else self.completer.cwd / base
-        try:
-            entries = sorted(os.scandir(directory), key=lambda e: e.name)
-        except OSError:
-            return
-        visible = [e for e in entries if not e.name.startswith(".") or prefix.startswith(".")]
-        for entry in fuzzy_filter(visible, prefix, lambda e: e.name)[:MAX_PATH_COMPLETIONS]:
-            name = entry.name + ("/" if entry.is_dir() else "")
-            full = f"{folder}/{name}" if folder else name
-            yield AutocompleteItem(f"@{full}", name)
+        key = _name
+        if inside and (directory.is_dir() or not folder):  # the listing leaves out what .gitignore does
+            scope = f"{folder}/" if folder else ""
+            found = [p for p in self.completer.files.entries() if p.startswith(scope) and p != scope]
+        elif inside:  # no such folder: the whole path is the query ("sr/pars" finds src/parser.py)
+            found, prefix, key = list(self.completer.files.entries()), partial, (lambda p: p.rstrip("/"))
+        else:
+            found = _children(directory, folder, prefix)
+        pool = sorted(dict.fromkeys(found), key=lambda p: (p.rstrip("/").count("/"), len(p), p))
+        for path in fuzzy_filter(_plausible(pool, prefix, key), prefix, key)[:MAX_PATH_COMPLETIONS]:
+            name = _name(path) + ("/" if path.endswith("/") else "")
+            yield AutocompleteItem(f"@{path}", name, path.rstrip("/") if path.rstrip("/") != _name(path) else None)
+
+
+def _name(path: str) -> str:
+    return path.rstrip("/").rpartition("/")[2]
+
+
+def _children(directory: Path, folder: str, prefix: str) -> list[str]:
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return []
+    return [(f"{folder}/" if folder else "") + e.name + ("/" if e.is_dir() else "") for e in entries
+            if not e.name.startswith(".") or prefix.startswith(".")]
+
+
+def _plausible(pool: list[str], query: str, key: Callable[[str], str]) -> list[str]:
+    """``pool`` narrowed to what can match before the fuzzy ranking scores it: names holding the query's
+    letters in order, and (when those are few) the closest misspellings, scored in C by rapidfuzz."""
+    wanted = query.strip().lower()
+    if not wanted:
+        return pool
+    hits = [p for p in pool if _in_order(wanted, key(p).lower())]
+    if len(hits) >= MAX_PATH_COMPLETIONS or len(wanted) < 3:
+        return hits
+    try:
+        from rapidfuzz import fuzz, process
+    except ImportError:  # fuzzy_filter's own fallback scores the whole pool
+        return pool
+    matched = set(hits)
+    rest = [p for p in pool if p not in matched]
+    close = process.extract(wanted, [key(p).lower() for p in rest], scorer=fuzz.WRatio, limit=MAX_PATH_COMPLETIONS,
+                            score_cutoff=75)
+    return [*hits, *(rest[index] for _, _, index in close)]
+
+
+def _in_order(query: str, text: str) -> bool:
+    position = 0
+    for char in query:
+        position = text.find(char, position) + 1
+        if position == 0:
+            return False
+    return True
 
 
 def _position(document: Document) -> tuple[list[str], int, int]:
