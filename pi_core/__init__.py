@@ -131,10 +131,15 @@ Tools:
 * ``ToolResult`` — The outcome of one tool call.
 * ``BashOperations`` — Runs a shell command somewhere; its output (stdout and stderr together) goes to ``on_data``.
 * ``EditOperations`` — Reads and writes files for the ``edit`` tool (pi's ``EditOperations``).
+* ``FindOperations`` — Finds files for the ``find`` tool (pi's ``FindOperations``).
+* ``GrepOperations`` — Searches file contents for the ``grep`` tool. Unlike pi's ``GrepOperations`` (whose search
+  always runs the local ripgrep, so a remote plugin has to replace the tool's ``execute``), the search itself is
+  pluggable: the tool formats, limits and truncates what ``grep`` returns.
 * ``ExecResult`` — How a command ended: ``exit_code`` is ``None`` when it was stopped (timeout or abort).
 * ``LocalBashOperations`` — Runs commands on this machine with the user's shell (process group, timeout, abort).
 * ``LocalFileOperations`` — This machine's files (the tools' default; they take a faster path for it: streaming
   reads, special-file checks, atomic replacement).
+* ``LsOperations`` — Lists directories for the ``ls`` tool (pi's ``LsOperations``).
 * ``ReadOperations`` — Reads files for the ``read`` tool (pi's ``ReadOperations``).
 * ``SpawnHook`` — ``(command, cwd, env) -> (command, cwd, env)``: changes a bash command before it runs.
 * ``WriteOperations`` — Writes files for the ``write`` tool (pi's ``WriteOperations``).
@@ -146,6 +151,12 @@ Tools:
   replaces="bash")`` to take the built-in's place.
 * ``create_edit_tool`` — The built-in ``edit`` tool, reading and writing through ``operations`` (default: this
   machine's files). Register it with ``register(tool, replaces="edit")`` to take the built-in's place.
+* ``create_find_tool`` — The built-in ``find`` tool, finding through ``operations`` (default: this machine, honouring
+  ignore files). Register it with ``register(tool, replaces="find")`` to take the built-in's place.
+* ``create_grep_tool`` — The built-in ``grep`` tool, searching through ``operations`` (default: this machine, with
+  ripgrep when available). Register it with ``register(tool, replaces="grep")`` to take the built-in's place.
+* ``create_ls_tool`` — The built-in ``ls`` tool, listing through ``operations`` (default: this machine's files).
+  Register it with ``register(tool, replaces="ls")`` to take the built-in's place.
 * ``create_read_tool`` — The built-in ``read`` tool, reading through ``operations`` (default: this machine's files).
   Register it with ``register(tool, replaces="read")`` to take the built-in's place.
 * ``create_write_tool`` — The built-in ``write`` tool, writing through ``operations`` (default: this machine's
@@ -484,6 +495,9 @@ _EXPORTS: dict[str, str] = {
     "ToolResult": "pi_core.agent.tools",
     "BashOperations": "pi_core.agent.operations",
     "EditOperations": "pi_core.agent.operations",
+    "FindOperations": "pi_core.agent.operations",
+    "GrepOperations": "pi_core.agent.operations",
+    "LsOperations": "pi_core.agent.operations",
     "ExecResult": "pi_core.agent.operations",
     "LocalBashOperations": "pi_core.agent.operations",
     "LocalFileOperations": "pi_core.agent.operations",
@@ -495,6 +509,9 @@ _EXPORTS: dict[str, str] = {
     # the built-in tools, to reuse with other operations (plugins/tools)
     "create_bash_tool": "plugins.tools.bash",
     "create_edit_tool": "plugins.tools.edit",
+    "create_find_tool": "plugins.tools.find",
+    "create_grep_tool": "plugins.tools.grep",
+    "create_ls_tool": "plugins.tools.ls",
     "create_read_tool": "plugins.tools.read",
     "create_write_tool": "plugins.tools.write",
     "resolve_tool_path": "pi_core.agent.paths",
@@ -698,12 +715,18 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
     # `X as X`: each name re-exported explicitly, so `mypy --strict` accepts imports from this package
     from plugins.tools.bash import create_bash_tool as create_bash_tool
     from plugins.tools.edit import create_edit_tool as create_edit_tool
+    from plugins.tools.find import create_find_tool as create_find_tool
+    from plugins.tools.grep import create_grep_tool as create_grep_tool
+    from plugins.tools.ls import create_ls_tool as create_ls_tool
     from plugins.tools.read import create_read_tool as create_read_tool
     from plugins.tools.write import create_write_tool as create_write_tool
     from .agent.operations import (
         BashOperations as BashOperations,
         EditOperations as EditOperations,
         ExecResult as ExecResult,
+        FindOperations as FindOperations,
+        GrepOperations as GrepOperations,
+        LsOperations as LsOperations,
         LocalBashOperations as LocalBashOperations,
         LocalFileOperations as LocalFileOperations,
         ReadOperations as ReadOperations,

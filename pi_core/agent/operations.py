@@ -1,6 +1,7 @@
 """Where the built-in tools do their work: pluggable *operations* (pi's ``BashOperations``,
-``ReadOperations``, ``EditOperations``, ``WriteOperations``), so that an ssh or container plugin can
-reuse the built-in tools — their arguments, limits, truncation and messages — against another machine.
+``ReadOperations``, ``EditOperations``, ``WriteOperations``, ``GrepOperations``, ``FindOperations``,
+``LsOperations``), so that an ssh or container plugin can reuse the built-in tools — their arguments,
+limits, truncation and messages — against another machine.
 
 The local implementations are the defaults. An operations object only moves bytes and runs commands;
 everything the model sees is still made by the tool.
@@ -8,8 +9,9 @@ everything the model sees is still made by the tool.
 
 from __future__ import annotations
 
+import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -18,6 +20,7 @@ from ..toolkit.process import OutputCollector, ShellConfig, ShellResult, run_she
 
 if TYPE_CHECKING:
     from ..ai.abort import AbortSignal
+    from ..toolkit.search import GrepResult
 
 
 @dataclass(frozen=True)
@@ -137,9 +140,75 @@ class EditOperations(Protocol):
     async def access(self, path: Path) -> None: ...
 
 
+class GrepOperations(Protocol):
+    """Searches file contents for the ``grep`` tool. Unlike pi's ``GrepOperations`` (whose search always
+    runs the local ripgrep, so a remote plugin has to replace the tool's ``execute``), the search itself
+    is pluggable: the tool formats, limits and truncates what ``grep`` returns."""
+
+    async def grep(self, target: Path, pattern: str, *, ignore_case: bool, literal: bool, context: int,
+                   glob: str | None, limit: int, signal: AbortSignal | None) -> GrepResult:
+        """Matches of ``pattern`` (a regular expression unless ``literal``) under ``target`` (a directory
+        or one file) as :func:`pi_core.grep` returns them: paths relative to ``target`` (the file's name
+        for a file), at most ``limit`` matches, ``context`` lines around each. Raise ``FileNotFoundError``
+        for a missing ``target`` and :class:`pi_core.SearchError` for a bad pattern."""
+
+
+class FindOperations(Protocol):
+    """Finds files for the ``find`` tool (pi's ``FindOperations``)."""
+
+    async def exists(self, path: Path) -> bool: ...
+
+    async def glob(self, pattern: str, root: Path, *, ignore: Sequence[str], limit: int,
+                   signal: AbortSignal | None) -> list[str]:
+        """Paths under ``root`` matching ``pattern`` (relative to ``root`` or absolute; a trailing ``/``
+        marks a directory), leaving out those matching an ``ignore`` glob, at most ``limit`` of them."""
+
+
+class LsOperations(Protocol):
+    """Lists directories for the ``ls`` tool (pi's ``LsOperations``)."""
+
+    async def exists(self, path: Path) -> bool: ...
+
+    async def is_dir(self, path: Path) -> bool:
+        """Whether ``path`` is a directory; raise ``OSError`` when it cannot be looked at."""
+
+    async def readdir(self, path: Path) -> list[str]:
+        """The names of the directory's entries, in any order; raise ``OSError`` when it cannot be read."""
+
+
+def find_pattern(pattern: str, root: str) -> re.Pattern[str]:
+    """The matcher for a ``find`` pattern: relative paths, smart case (an all-lowercase pattern ignores
+    case), ``**`` across directories; a pattern without ``/`` matches names at any depth."""
+    from ..toolkit.ignore import glob_to_regex
+
+    if pattern.startswith(root.rstrip("/") + "/"):
+        pattern = pattern[len(root.rstrip("/")) + 1:]
+    while pattern.startswith("./"):
+        pattern = pattern[2:]
+    pattern = pattern.rstrip("/") or "**"
+    anchored = "/" in pattern
+    body = glob_to_regex(pattern.lstrip("/"))
+    flags = re.IGNORECASE if pattern == pattern.lower() else 0
+    return re.compile(body if anchored else "(?:.*/)?" + body, flags | re.DOTALL)
+
+
+def _with_directories(files: list[str]) -> list[tuple[str, bool]]:
+    """Files plus the directories that hold them, in ripgrep's path order."""
+    from ..toolkit.search import path_key
+
+    dirs: set[str] = set()
+    for rel in files:
+        parts = rel.split("/")[:-1]
+        for i in range(1, len(parts) + 1):
+            dirs.add("/".join(parts[:i]))
+    entries = [(f, False) for f in files] + [(d, True) for d in dirs]
+    return sorted(entries, key=lambda e: path_key(e[0]))
+
+
 class LocalFileOperations:
     """This machine's files (the tools' default; they take a faster path for it: streaming reads,
-    special-file checks, atomic replacement)."""
+    special-file checks, atomic replacement). It implements every file protocol above, so a plugin can
+    wrap it (log each call, say) and hand the rest on."""
 
     async def read_file(self, path: Path) -> bytes:
         from ..toolkit.blocking import run_blocking
@@ -163,11 +232,54 @@ class LocalFileOperations:
     async def mkdir(self, path: Path) -> None:
         Path(path).mkdir(parents=True, exist_ok=True)
 
+    async def exists(self, path: Path) -> bool:
+        return Path(path).exists()
+
+    async def is_dir(self, path: Path) -> bool:
+        import stat
+
+        return stat.S_ISDIR(Path(path).stat().st_mode)
+
+    async def readdir(self, path: Path) -> list[str]:
+        import os
+
+        from ..toolkit.blocking import run_blocking
+
+        return await run_blocking(os.listdir, Path(path), name="ls")
+
+    async def glob(self, pattern: str, root: Path, *, ignore: Sequence[str] = (), limit: int = 1000,
+                   signal: AbortSignal | None = None) -> list[str]:
+        """Files and directories (with a trailing ``/``) that ignore files keep, in path order."""
+        import os
+
+        from ..toolkit.ignore import glob_to_regex
+        from ..toolkit.search import list_files
+
+        regex = find_pattern(pattern, os.path.realpath(root))
+        skip = [re.compile(glob_to_regex(g), re.DOTALL) for g in ignore]
+        found: list[str] = []
+        for rel, is_dir in _with_directories(await list_files(Path(root), signal=signal)):
+            shown = rel + ("/" if is_dir else "")
+            if regex.fullmatch(rel) and not any(r.fullmatch(shown) for r in skip):
+                found.append(shown)
+                if len(found) >= limit:
+                    break
+        return found
+
+    async def grep(self, target: Path, pattern: str, *, ignore_case: bool = False, literal: bool = False,
+                   context: int = 0, glob: str | None = None, limit: int = 100,
+                   signal: AbortSignal | None = None) -> GrepResult:
+        from ..toolkit.search import grep
+
+        return await grep(Path(target), pattern, ignore_case=ignore_case, literal=literal, context=context,
+                          glob=glob, limit=limit, signal=signal)
+
 
 def is_local(operations: Any) -> bool:
     """``operations`` is ``None`` or this machine's (the tools' fast path applies)."""
     return operations is None or isinstance(operations, (LocalFileOperations, LocalBashOperations))
 
 
-__all__ = ["BashOperations", "EditOperations", "ExecResult", "LocalBashOperations", "LocalFileOperations",
-           "ReadOperations", "SpawnHook", "WriteOperations", "is_local", "run_bash_operations"]
+__all__ = ["BashOperations", "EditOperations", "ExecResult", "FindOperations", "GrepOperations", "LocalBashOperations",
+           "LocalFileOperations", "LsOperations", "ReadOperations", "SpawnHook", "WriteOperations", "is_local",
+           "run_bash_operations"]

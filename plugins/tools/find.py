@@ -1,10 +1,15 @@
-"""The ``find`` tool: find files (and directories) by glob, honouring ignore files."""
+"""The ``find`` tool: find files (and directories) by glob, honouring ignore files.
+
+:func:`create_find_tool` makes one that finds through other ``operations`` (a remote machine), with the
+same arguments, limits and messages.
+"""
 
 from __future__ import annotations
 
 import os
-import re
-from typing import Any
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from pi_core import (
     DEFAULT_MAX_BYTES,
@@ -18,7 +23,12 @@ from pi_core import (
     hookimpl,
 )
 
+if TYPE_CHECKING:
+    from pi_core import FindOperations
+
 DEFAULT_LIMIT = 1000
+IGNORE = ["**/node_modules/**", "**/.git/**"]
+"""What a custom ``glob`` is asked to leave out (pi's list; this machine's search reads the ignore files)."""
 
 DESCRIPTION = (
     "Find files by glob pattern and list their paths relative to the searched directory (directories "
@@ -40,49 +50,48 @@ PARAMETERS: dict[str, Any] = {
 }
 
 
-def compile_find_pattern(pattern: str, root: str) -> re.Pattern[str]:
-    """The matcher for a find pattern: relative paths, smart case, ``**`` across directories."""
-    from pi_core import glob_to_regex
+def _executor(operations: FindOperations | None) -> Callable[[dict[str, Any], ToolContext], Awaitable[ToolResult]]:
+    async def execute(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        from pi_core import SearchError
 
-    if pattern.startswith(root.rstrip("/") + "/"):
-        pattern = pattern[len(root.rstrip("/")) + 1:]
-    while pattern.startswith("./"):
-        pattern = pattern[2:]
-    pattern = pattern.rstrip("/") or "**"
-    anchored = "/" in pattern
-    body = glob_to_regex(pattern.lstrip("/"))
-    flags = re.IGNORECASE if pattern == pattern.lower() else 0
-    return re.compile(body if anchored else "(?:.*/)?" + body, flags | re.DOTALL)
+        root = ctx.resolve(params.get("path") or ".")
+        limit = count_argument(params.get("limit"), DEFAULT_LIMIT, 1)
+        pattern = str(params["pattern"])
+        try:
+            if operations is None:
+                found = await _find_here(root, pattern, limit, ctx)
+            else:
+                if not await operations.exists(root):
+                    raise ToolError(f"Path not found: {root}")
+                found = [_relative(p, root) for p in await operations.glob(pattern, root, ignore=IGNORE,
+                                                                            limit=limit + 1, signal=ctx.signal)]
+        except SearchError as e:
+            raise ToolError(str(e)) from e
+        return _answer(found, limit)
 
-
-def candidates(files: list[str]) -> list[tuple[str, bool]]:
-    """Files plus the directories that hold them, in path order."""
-    from pi_core import path_key
-
-    dirs: set[str] = set()
-    for rel in files:
-        parts = rel.split("/")[:-1]
-        for i in range(1, len(parts) + 1):
-            dirs.add("/".join(parts[:i]))
-    entries = [(f, False) for f in files] + [(d, True) for d in dirs]
-    return sorted(entries, key=lambda e: path_key(e[0]))
+    return execute
 
 
-async def execute(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
-    from pi_core import SearchError, list_files
+async def _find_here(root: Path, pattern: str, limit: int, ctx: ToolContext) -> list[str]:
+    from pi_core import LocalFileOperations
 
-    root = ctx.resolve(params.get("path") or ".")
-    limit = count_argument(params.get("limit"), DEFAULT_LIMIT, 1)
     if not root.exists():
         raise ToolError(f"Path not found: {root}")
     if not root.is_dir():
         raise ToolError(f"Not a directory: {root}")
-    regex = compile_find_pattern(str(params["pattern"]), os.path.realpath(root))
-    try:
-        files = await list_files(root, signal=ctx.signal)
-    except SearchError as e:
-        raise ToolError(str(e)) from e
-    found = [rel + ("/" if is_dir else "") for rel, is_dir in candidates(files) if regex.fullmatch(rel)]
+    # one past the limit tells "exactly limit" from "more"
+    return await LocalFileOperations().glob(pattern, root, limit=limit + 1, signal=ctx.signal)
+
+
+def _relative(path: str, root: Path) -> str:
+    """A result of a custom ``glob`` relative to the searched directory, in POSIX form, keeping a trailing ``/``."""
+    directory = path.endswith("/")
+    shown = os.path.relpath(path, root) if os.path.isabs(path) else path
+    shown = shown.replace(os.sep, "/")
+    return shown + "/" if directory and not shown.endswith("/") else shown
+
+
+def _answer(found: list[str], limit: int) -> ToolResult:
     if not found:
         return ToolResult.text("No files found matching pattern")
     notices: list[str] = []
@@ -93,17 +102,25 @@ async def execute(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
     return capped_listing("\n".join(found[:limit]), notices, details)
 
 
-def make_find_tool() -> Tool:
-    """A fresh ``find`` tool."""
+def create_find_tool(*, operations: FindOperations | None = None, name: str = "find") -> Tool:
+    """The built-in ``find`` tool, finding through ``operations`` (default: this machine, honouring ignore
+    files). Register it with ``register(tool, replaces="find")`` to take the built-in's place."""
+    from pi_core import is_local
+
     return Tool(
-        name="find",
-        label="find",
+        name=name,
+        label=name,
         description=DESCRIPTION,
         parameters=PARAMETERS,
-        execute=execute,
+        execute=_executor(None if is_local(operations) else operations),
         capabilities=ToolCapabilities(reads=True, concurrency_safe=True),
         prompt_snippet="Find files by glob pattern (skips .gitignore'd files)",
     )
+
+
+def make_find_tool() -> Tool:
+    """A fresh ``find`` tool."""
+    return create_find_tool()
 
 
 @hookimpl

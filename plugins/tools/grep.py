@@ -1,8 +1,13 @@
-"""The ``grep`` tool: search file contents, honouring ignore files, with ripgrep when available."""
+"""The ``grep`` tool: search file contents, honouring ignore files, with ripgrep when available.
+
+:func:`create_grep_tool` makes one that searches through other ``operations`` (a remote machine), with the
+same arguments, limits and messages.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 from pi_core import (
     DEFAULT_MAX_BYTES,
@@ -17,6 +22,9 @@ from pi_core import (
     hookimpl,
     truncate_line,
 )
+
+if TYPE_CHECKING:
+    from pi_core import GrepOperations, GrepResult
 
 DEFAULT_LIMIT = 100
 
@@ -56,23 +64,37 @@ def format_lines(result: Any) -> tuple[str, bool]:
     return "\n".join(out), cut_any
 
 
-async def execute(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
-    from pi_core import SearchError, grep
+Search = Callable[..., Awaitable["GrepResult"]]
+""":func:`pi_core.grep`'s signature: ``(target, pattern, *, ignore_case, literal, context, glob, limit, signal)``."""
 
-    pattern = params["pattern"]
-    target = ctx.resolve(params.get("path") or ".")
-    limit = count_argument(params.get("limit"), DEFAULT_LIMIT, 1)
-    glob = params.get("glob") or None
-    if glob:
-        glob = glob[1:] if glob.startswith("!") and glob[1:].startswith("./") else glob
-        while glob.startswith("./"):
-            glob = glob[2:]
-    try:
-        result = await grep(target, pattern, ignore_case=bool(params.get("ignoreCase")),
-                            literal=bool(params.get("literal")), context=count_argument(params.get("context"), 0, 0),
-                            glob=glob, limit=limit, signal=ctx.signal)
-    except SearchError as e:
-        raise ToolError(str(e)) from e
+
+def _executor(search: Search) -> Callable[[dict[str, Any], ToolContext], Awaitable[ToolResult]]:
+    async def execute(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        from pi_core import SearchError
+
+        pattern = params["pattern"]
+        target = ctx.resolve(params.get("path") or ".")
+        limit = count_argument(params.get("limit"), DEFAULT_LIMIT, 1)
+        glob = params.get("glob") or None
+        if glob:
+            glob = glob[1:] if glob.startswith("!") and glob[1:].startswith("./") else glob
+            while glob.startswith("./"):
+                glob = glob[2:]
+        try:
+            result = await search(target, pattern, ignore_case=bool(params.get("ignoreCase")),
+                                  literal=bool(params.get("literal")),
+                                  context=count_argument(params.get("context"), 0, 0), glob=glob, limit=limit,
+                                  signal=ctx.signal)
+        except FileNotFoundError as e:
+            raise ToolError(f"Path not found: {target}") from e
+        except SearchError as e:
+            raise ToolError(str(e)) from e
+        return _answer(result, limit)
+
+    return execute
+
+
+def _answer(result: GrepResult, limit: int) -> ToolResult:
     if result.matches == 0:
         return ToolResult.text("No matches found")
     raw, lines_cut = format_lines(result)
@@ -88,17 +110,25 @@ async def execute(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
     return capped_listing(raw, notices, details)
 
 
-def make_grep_tool() -> Tool:
-    """A fresh ``grep`` tool."""
+def create_grep_tool(*, operations: GrepOperations | None = None, name: str = "grep") -> Tool:
+    """The built-in ``grep`` tool, searching through ``operations`` (default: this machine, with ripgrep
+    when available). Register it with ``register(tool, replaces="grep")`` to take the built-in's place."""
+    from pi_core import grep
+
     return Tool(
-        name="grep",
-        label="grep",
+        name=name,
+        label=name,
         description=DESCRIPTION,
         parameters=PARAMETERS,
-        execute=execute,
+        execute=_executor(grep if operations is None else operations.grep),
         capabilities=ToolCapabilities(reads=True, concurrency_safe=True),
         prompt_snippet="Search file contents by regex (skips .gitignore'd files)",
     )
+
+
+def make_grep_tool() -> Tool:
+    """A fresh ``grep`` tool."""
+    return create_grep_tool()
 
 
 @hookimpl

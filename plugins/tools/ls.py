@@ -1,10 +1,15 @@
-"""The ``ls`` tool: one directory's entries, sorted, directories marked with '/'."""
+"""The ``ls`` tool: one directory's entries, sorted, directories marked with '/'.
+
+:func:`create_ls_tool` makes one that lists through other ``operations`` (a remote machine), with the same
+arguments, limits and messages.
+"""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_core import (
     DEFAULT_MAX_BYTES,
@@ -18,6 +23,9 @@ from pi_core import (
     hookimpl,
     run_blocking,
 )
+
+if TYPE_CHECKING:
+    from pi_core import LsOperations
 
 DEFAULT_LIMIT = 500
 
@@ -76,35 +84,70 @@ def _list(path: Path, limit: int) -> tuple[list[str], bool]:
     return out, False
 
 
-async def execute(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
-    path = ctx.resolve(params.get("path") or ".")
-    limit = count_argument(params.get("limit"), DEFAULT_LIMIT, 1)
-    if not path.exists():
+async def _list_through(operations: LsOperations, path: Path, limit: int) -> tuple[list[str], bool]:
+    if not await operations.exists(path):
         raise ToolError(f"Path not found: {path}")
-    if not path.is_dir():
+    if not await operations.is_dir(path):
         raise ToolError(f"Not a directory: {path}")
-    entries, limited = await run_blocking(_list, path, limit, signal=ctx.signal, name="ls")
-    if not entries:
-        return ToolResult.text("(empty directory)")
-    notices: list[str] = []
-    details: dict[str, Any] = {}
-    if limited:
-        notices.append(f"Stopped at {limit} entries; pass limit={limit * 2} for more")
-        details["entryLimitReached"] = limit
-    return capped_listing("\n".join(entries), notices, details)
+    try:
+        names = await operations.readdir(path)
+    except OSError as e:
+        raise ToolError(f"Cannot read directory {path}: {e.strerror or e}") from e
+    out: list[str] = []
+    for name in sorted(names, key=sort_key):
+        if len(out) >= limit:
+            return out, True
+        try:
+            suffix = "/" if await operations.is_dir(path / name) else ""
+        except OSError:
+            continue  # an entry that cannot be looked at (a broken link, one that vanished)
+        out.append(name + suffix)
+    return out, False
+
+
+def _executor(operations: LsOperations | None) -> Callable[[dict[str, Any], ToolContext], Awaitable[ToolResult]]:
+    async def execute(params: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        path = ctx.resolve(params.get("path") or ".")
+        limit = count_argument(params.get("limit"), DEFAULT_LIMIT, 1)
+        if operations is not None:
+            entries, limited = await _list_through(operations, path, limit)
+        elif not path.exists():
+            raise ToolError(f"Path not found: {path}")
+        elif not path.is_dir():
+            raise ToolError(f"Not a directory: {path}")
+        else:
+            entries, limited = await run_blocking(_list, path, limit, signal=ctx.signal, name="ls")
+        if not entries:
+            return ToolResult.text("(empty directory)")
+        notices: list[str] = []
+        details: dict[str, Any] = {}
+        if limited:
+            notices.append(f"Stopped at {limit} entries; pass limit={limit * 2} for more")
+            details["entryLimitReached"] = limit
+        return capped_listing("\n".join(entries), notices, details)
+
+    return execute
+
+
+def create_ls_tool(*, operations: LsOperations | None = None, name: str = "ls") -> Tool:
+    """The built-in ``ls`` tool, listing through ``operations`` (default: this machine's files). Register it
+    with ``register(tool, replaces="ls")`` to take the built-in's place."""
+    from pi_core import is_local
+
+    return Tool(
+        name=name,
+        label=name,
+        description=DESCRIPTION,
+        parameters=PARAMETERS,
+        execute=_executor(None if is_local(operations) else operations),
+        capabilities=ToolCapabilities(reads=True, concurrency_safe=True),
+        prompt_snippet="List a directory's entries",
+    )
 
 
 def make_ls_tool() -> Tool:
     """A fresh ``ls`` tool."""
-    return Tool(
-        name="ls",
-        label="ls",
-        description=DESCRIPTION,
-        parameters=PARAMETERS,
-        execute=execute,
-        capabilities=ToolCapabilities(reads=True, concurrency_safe=True),
-        prompt_snippet="List a directory's entries",
-    )
+    return create_ls_tool()
 
 
 @hookimpl
