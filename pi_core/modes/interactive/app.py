@@ -165,6 +165,9 @@ class InteractiveApp:
         self._pending_command: str | None = None
         self._draft_after_command = ""
         self.keymap = Keymap.load(getattr(session.host, "agent_dir", None))
+        from .layer import Layer
+
+        self.layer = Layer(self)  # plugins' custom() components and overlays
         self.renderer.hide_thinking = self._setting("hideThinkingBlock", False) is True
         self.ui = self._adopt_ui()
         self.components_changed("all")  # what plugins set before the terminal was up
@@ -318,6 +321,7 @@ class InteractiveApp:
             self.output.flush_now()
 
     async def _shutdown(self) -> None:
+        self.layer.close()
         task = self._task
         if task is not None and not task.done():
             if self.session.is_streaming:
@@ -838,6 +842,9 @@ class InteractiveApp:
             return []
         return [*self.output.recent, *self.output.pending]
 
+    def current_theme(self) -> Any:
+        return self.palette.theme
+
     def _tui(self) -> Any:
         from .components import TuiHandle
 
@@ -984,6 +991,7 @@ class InteractiveApp:
                                 lambda name, typed: argument_completions(self.session, name, typed),
                                 providers=lambda: self.ui.autocomplete_factories,
                                 report=lambda problem: self.renderer.notice(problem, "warning"))
+        completer.files.warm()
         from .editor import EditorBridge
 
         bridge = EditorBridge(self._editor_app, lambda: self._width() or 80, lambda: self.ui.input_listeners)

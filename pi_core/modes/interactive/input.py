@@ -103,12 +103,7 @@ class PiCompleter(Completer):
                                     complete_event: CompleteEvent) -> Any:  # AsyncGenerator[Completion, None]
         provider = self.provider()
         if provider is self.builtin:
-            found = self.builtin.completions(document)
-            if _AT_PATH.search(document.text_before_cursor):  # listing the project may take a moment
-                import asyncio
-
-                found = await asyncio.to_thread(list, found)
-            for completion in found:
+            for completion in self.builtin.completions(document):
                 yield completion
             return
         import inspect

@@ -1,7 +1,7 @@
 """The project's files and folders for ``@path`` completion, listed as pi lists them: ``fd`` when it is
 installed (it honours ``.gitignore``), else ``git ls-files`` (tracked and untracked, ignored left out),
-else a walk that skips hidden and dependency folders. The listing is capped and kept for a few seconds, so
-typing after ``@`` does not walk the tree on every key.
+else a walk that skips hidden and dependency folders. The listing is capped, made in the background when
+the editor opens and renewed in the background, so typing after ``@`` never waits for a walk of the tree.
 """
 
 from __future__ import annotations
@@ -21,23 +21,52 @@ _SKIPPED = {"node_modules", "__pycache__", ".git"}
 
 
 class ProjectFiles:
-    """Relative paths under ``cwd()`` (folders end in ``/``), refreshed when older than :data:`FRESH_SECONDS`."""
+    """Relative paths under ``cwd()`` (folders end in ``/``). A listing older than :data:`FRESH_SECONDS` is
+    still answered with while a new one is made in a thread, so completing never waits for a walk once
+    :meth:`warm` (or a first answer) has listed the project."""
 
     def __init__(self, cwd: Callable[[], Path], limit: int = MAX_ENTRIES) -> None:
         self._cwd = cwd
         self.limit = limit
         self._lock = threading.Lock()
         self._listed: tuple[Path, float, list[str]] | None = None
+        self._refreshing = False
+
+    def warm(self) -> None:
+        """List the project in the background now (the editor is opening)."""
+        self._refresh_soon(Path(self._cwd()))
 
     def entries(self) -> list[str]:
         root = Path(self._cwd())
-        with self._lock:  # completion may ask from two threads at once; one listing serves both
+        listed = self._listed
+        if listed is None or listed[0] != root:
+            return self._list(root)
+        if time.monotonic() - listed[1] >= FRESH_SECONDS:
+            self._refresh_soon(root)
+        return listed[2]
+
+    def _list(self, root: Path) -> list[str]:
+        with self._lock:  # a listing under way for this folder serves this call too
             listed = self._listed
             if listed is not None and listed[0] == root and time.monotonic() - listed[1] < FRESH_SECONDS:
                 return listed[2]
             entries = list_project(root, self.limit)
             self._listed = (root, time.monotonic(), entries)
             return entries
+
+    def _refresh_soon(self, root: Path) -> None:
+        if self._refreshing:
+            return
+        self._refreshing = True
+
+        def work() -> None:
+            try:
+                with self._lock:
+                    self._listed = (root, time.monotonic(), list_project(root, self.limit))
+            finally:
+                self._refreshing = False
+
+        threading.Thread(target=work, name="pi-project-files", daemon=True).start()
 
 
 def list_project(root: Path, limit: int = MAX_ENTRIES) -> list[str]:
