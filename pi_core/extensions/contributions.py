@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
+
+
+ArgumentCompletions: TypeAlias = "Sequence[str | tuple[str, str]] | None"
+"""What ``Command.argument_completions`` returns: values, or ``(value, description)`` pairs; ``None``: nothing."""
 
 
 @dataclass
@@ -17,6 +21,7 @@ class Command:
         by default a command typed while the agent works runs at once, as in pi.
     :param argument_completions: pi's ``getArgumentCompletions``: given the argument typed so far, the
         values the editor offers (Tab), each a string or ``(value, description)``; ``None`` offers nothing.
+        It may be ``async def`` (values from a server, ``ctx.exec``, a file it reads).
     """
 
     name: str
@@ -24,7 +29,7 @@ class Command:
     description: str = ""
     usage: str = ""
     idle_only: bool = False
-    argument_completions: Callable[[str], Sequence[str | tuple[str, str]] | None] | None = None
+    argument_completions: Callable[[str], ArgumentCompletions | Awaitable[ArgumentCompletions]] | None = None
 
 
 @dataclass

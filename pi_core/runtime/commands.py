@@ -3,6 +3,7 @@ then prompt templates, then skills as ``skill:<name>``, each with where it comes
 
 from __future__ import annotations
 
+import inspect
 from typing import TYPE_CHECKING, Any
 
 from ..extensions.results import SlashCommandInfo, SourceInfo
@@ -41,9 +42,10 @@ def _resource(name: str, item: Any, source: str) -> SlashCommandInfo:
     return SlashCommandInfo(name, getattr(item, "description", None) or None, source, info)  # type: ignore[arg-type]
 
 
-def argument_completions(session: AgentSession, name: str, prefix: str) -> list[tuple[str, str]] | None:
+async def argument_completions(session: AgentSession, name: str, prefix: str) -> list[tuple[str, str]] | None:
     """``(value, description)`` pairs a command offers for its argument typed so far (its
-    ``Command.argument_completions``, pi's ``getArgumentCompletions``); ``None`` when the command offers none.
+    ``Command.argument_completions``, pi's ``getArgumentCompletions``, which may be ``async``); ``None``
+    when the command offers none.
 
     :raises KeyError: no command of that name.
     :raises Exception: whatever the plugin's completer raised.
@@ -53,6 +55,8 @@ def argument_completions(session: AgentSession, name: str, prefix: str) -> list[
         raise KeyError(name)
     complete = getattr(entry.item, "argument_completions", None)
     items = complete(prefix) if complete is not None else None
+    if inspect.isawaitable(items):
+        items = await items
     if items is None:
         return None
     return [(item, "") if isinstance(item, str) else (str(item[0]), str(item[1])) for item in items]

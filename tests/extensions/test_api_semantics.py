@@ -228,3 +228,41 @@ def test_ctx_shutdown_from_a_tool_waits_for_the_run(tmp_path: Path) -> None:
         assert pi.wait(20) == 0
     ends = [r for r in records if r.get("type") == "message_end" and r["message"]["role"] == "assistant"]
     assert ends[-1]["message"]["content"][0]["text"] == "stopped as asked"
+
+
+COMPLETIONS_EXT = '''
+import asyncio
+from pi_core import Command, hookimpl
+
+async def branches(typed):
+    await asyncio.sleep(0.01)          # e.g. asking git or a server
+    return [(b, "branch") for b in ("main", "feature/login", "fix/typo") if b.startswith(typed)]
+
+async def broken(typed):
+    raise RuntimeError("server down")
+
+async def nothing(args, ctx):
+    pass
+
+@hookimpl
+def register_commands(register):
+    register(Command("checkout", nothing, "Switch branch", argument_completions=branches))
+    register(Command("deploy", nothing, "Deploy", argument_completions=broken))
+'''
+
+
+def test_async_argument_completions_reach_an_rpc_client(tmp_path: Path) -> None:
+    ext = tmp_path / "completions_ext.py"
+    ext.write_text(COMPLETIONS_EXT)
+    with RpcProcess(tmp_path, extensions=(ext,)) as pi:
+        some, _ = pi.call({"type": "get_argument_completions", "name": "checkout", "prefix": "f"})
+        none, _ = pi.call({"type": "get_argument_completions", "name": "checkout", "prefix": "zzz"})
+        failed, _ = pi.call({"type": "get_argument_completions", "name": "deploy", "prefix": ""})
+        alive, _ = pi.call({"type": "get_state"})
+    assert some["success"] is True
+    assert some["data"]["items"] == [{"value": "feature/login", "label": "feature/login", "description": "branch"},
+                                     {"value": "fix/typo", "label": "fix/typo", "description": "branch"}]
+    assert none["data"] == {"items": []}
+    assert failed["success"] is False and failed["error"] == "/deploy: argument completions failed: server down"
+    assert alive["success"] is True
+    assert b"never awaited" not in pi.stderr

@@ -405,7 +405,7 @@ async def _get_argument_completions(rpc: RpcServer, cmd: dict[str, Any]) -> Any:
     name = field(cmd, "name", str).strip().removeprefix("/")
     prefix = field(cmd, "prefix", str, required=False) or ""
     try:
-        items = argument_completions(rpc.session, name, prefix)
+        items = await argument_completions(rpc.session, name, prefix)
     except KeyError:
         raise RpcError(f"Unknown command: /{name}") from None
     except Exception as exc:  # noqa: BLE001 - the plugin's failure is the answer, never the server's
