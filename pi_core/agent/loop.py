@@ -284,12 +284,16 @@ def _groups(items: list[_Call]) -> list[list[_Call]]:
     """Consecutive concurrency-safe calls form one parallel group; any other call runs alone."""
     groups: list[list[_Call]] = []
     for item in items:
-        safe = item.tool is not None and item.tool.capabilities.concurrency_safe
-        if safe and groups and all(g.tool is not None and g.tool.capabilities.concurrency_safe for g in groups[-1]):
+        if _parallel(item) and groups and all(_parallel(g) for g in groups[-1]):
             groups[-1].append(item)
         else:
             groups.append([item])
     return groups
+
+
+def _parallel(item: _Call) -> bool:
+    caps = item.tool.capabilities if item.tool is not None else None
+    return caps is not None and caps.concurrency_safe and not caps.sequential
 
 
 async def _execute(item: _Call, config: LoopConfig, emit: Emit, signal: AbortSignal,

@@ -34,7 +34,10 @@ ToolContent = Union[TextContent, ImageContent]
 class ToolCapabilities:
     """What a tool may do, declared by the tool so that policy plugins need no list of tool names.
 
-    ``concurrency_safe`` tools may run in parallel with each other; every other tool runs alone.
+    In a batch of the model's calls, ``concurrency_safe`` tools may run in parallel with each other and
+    every other tool runs alone. Calls a tool makes (``ToolContext.execute_tool``, e.g. from codemode
+    scripts) all run concurrently, as in pi, except those of ``sequential`` tools (pi's
+    ``executionMode: "sequential"``), which wait for each other and run one at a time, in call order.
     """
 
     reads: bool = False
@@ -42,6 +45,7 @@ class ToolCapabilities:
     executes: bool = False
     network: bool = False
     concurrency_safe: bool = False
+    sequential: bool = False
 
 
 @dataclass

@@ -84,7 +84,7 @@ class NestedCalls:
         self._s = session
         self._scopes: dict[str, _Scope] = {}
         self._exclusive = asyncio.Lock()
-        """Nested calls of tools that are not ``concurrency_safe`` run one at a time, as in a batch."""
+        """Nested calls of ``sequential`` tools run one at a time; the others concurrently, as in pi."""
 
     def callable_tools(self) -> list[Tool]:
         active = set(self._s.active_tool_names())
@@ -99,7 +99,7 @@ class NestedCalls:
         record = scope.recorder.start(call.id, name, arguments)
         tools = self.callable_tools()
         tool = next((t for t in tools if t.name == name), None)
-        exclusive = not scope.holds_queue and tool is not None and not tool.capabilities.concurrency_safe
+        exclusive = not scope.holds_queue and tool is not None and tool.capabilities.sequential
         # a nested call's own nested calls share the record and, when it runs alone, its turn
         self._scopes[call.id] = _Scope(scope.recorder, holds_queue=scope.holds_queue or exclusive)
         started = time.monotonic()

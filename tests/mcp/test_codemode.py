@@ -69,6 +69,51 @@ def test_mcp_tools_run_in_parallel_from_a_script_and_only_its_output_reaches_the
     assert "nestedCalls" not in json.dumps(requests[1]["body"])
 
 
+SEQUENTIAL_PLUGIN = '''
+import asyncio
+from pathlib import Path
+
+from pi_core import Tool, ToolCapabilities, ToolResult, hookimpl
+
+LOG = Path(__file__).with_name("steps.log")
+running = set()
+
+
+async def step(params, ctx):
+    running.add(params["n"])
+    with LOG.open("a") as handle:
+        handle.write(f"{params['n']}:{len(running)}\\n")
+    await asyncio.sleep(0.3)
+    running.discard(params["n"])
+    return ToolResult.text(str(params["n"]))
+
+
+@hookimpl
+def register_tools(register):
+    register(Tool(name="step", description="A step that must never overlap another one.", execute=step,
+                  exposure="deferred", capabilities=ToolCapabilities(writes=True, sequential=True),
+                  parameters={"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}))
+'''
+
+
+def test_calls_run_concurrently_unless_the_tool_is_marked_sequential(ws: Path, tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    plugin = tmp_path / "steps.py"
+    plugin.write_text(SEQUENTIAL_PLUGIN)
+    # meet_writing has no read-only hint, so it is not concurrency_safe; as in pi, a script's calls of it still
+    # overlap (run one after the other, each would wait 20 s for the other and fail)
+    writing = ("const [a, b] = await Promise.all([tools.mcp__demo__meet_writing({group: 'w', count: 2}),"
+               " tools.mcp__demo__meet_writing({group: 'w', count: 2})]);\n"
+               "return [a.isError, a.content[0].text, b.content[0].text]")
+    steps = "return await Promise.all([1, 2, 3].map((n) => tools.step({n})))"
+    (met, stepped), _, _ = run_scripts(ws, agent, writing, steps, servers={"demo": stdio_server()},
+                                       args=("-e", str(plugin)))
+    assert json.loads(output(met["content"])) == [False, "met 2", "met 2"], met["content"]
+    assert json.loads(output(stepped["content"])) == ["1", "2", "3"]
+    # each sequential call started alone, in the order the script made them
+    assert (tmp_path / "steps.log").read_text().split() == ["1:1", "2:1", "3:1"]
+
+
 def test_a_script_finds_deferred_tools_and_describes_them(ws: Path, tmp_path: Path) -> None:
     agent = tmp_path / "agent"
     code = ("const found = await searchTools('add two integers', {limit: 1});\n"

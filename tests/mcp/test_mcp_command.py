@@ -63,7 +63,7 @@ def test_the_menu_changes_a_servers_exposure_and_saves_it(ws: Path, tmp_path: Pa
             answer(pi, lambda options: None)  # close the menu
             pi.response("menu")
             pi.prompt("hello")
-    assert notice["message"].startswith("demo: exposure direct · connected · 11 tools")
+    assert notice["message"].startswith("demo: exposure direct · connected · 13 tools")
     assert json.loads(config.read_text())["mcpServers"]["demo"]["exposure"] == "direct"
     assert "mcp__demo__echo" in tool_names(server.requests[0])  # declared from the next request on
 
@@ -89,8 +89,8 @@ def test_the_word_forms_disable_enable_reconnect_and_explain_mistakes(ws: Path, 
     assert messages[1] == "demo: disabled (direct, global)"
     assert messages[2].startswith("Usage: /mcp [status")
     assert messages[3] == 'No MCP server "nope". Servers: demo'
-    assert messages[4].startswith("demo: enabled · connected · 11 tools")
-    assert messages[5].startswith("demo: reconnected · connected · 11 tools")
+    assert messages[4].startswith("demo: enabled · connected · 13 tools")
+    assert messages[5].startswith("demo: reconnected · connected · 13 tools")
     assert messages[6].startswith("Tools of demo (exposure direct: declared to the model like built-in tools):\n  echo: Echo")
     assert disabled["enabled"] is False
     assert "enabled" not in json.loads(config.read_text())["mcpServers"]["demo"]  # the default is left out again

@@ -45,7 +45,7 @@ def test_pi_mcp_list_connects_and_reports_tools_and_exits_1_on_problems(ws: Path
     result = run_pi(ws, agent, "mcp", "list")
     assert result.returncode == 1
     lines = result.stdout.splitlines()
-    assert "demo: connected, 11 tools (codemode, global)" in lines
+    assert "demo: connected, 13 tools (codemode, global)" in lines
     assert any(line.startswith("  tools: echo [direct], add, ") for line in lines)
     assert "off: disabled (codemode, global)" in lines
     assert "broken: failed (codemode, global)" in lines

@@ -56,15 +56,37 @@ def build(instructions: str | None) -> FastMCP:
 
     waiting: dict[str, list[Any]] = {}
 
-    @server.tool(description="Wait until `count` calls of the same group wait at once, then answer (20 s at most).",
-                 annotations=ToolAnnotations(readOnlyHint=True))
-    async def meet(group: str, count: int) -> str:
+    async def rendezvous(group: str, count: int) -> str:
         arrived = waiting.setdefault(group, [0, asyncio.Event()])
         arrived[0] += 1
         if arrived[0] >= count:
             arrived[1].set()
         await asyncio.wait_for(arrived[1].wait(), 20)
         return f"met {count}"
+
+    @server.tool(description="Wait until `count` calls of the same group wait at once, then answer (20 s at most).",
+                 annotations=ToolAnnotations(readOnlyHint=True))
+    async def meet(group: str, count: int) -> str:
+        return await rendezvous(group, count)
+
+    @server.tool(description="Like meet, but without the read-only hint (a tool that may change things).")
+    async def meet_writing(group: str, count: int) -> str:
+        return await rendezvous(group, count)
+
+    def extra(text: str) -> str:
+        return f"extra:{text}"
+
+    @server.tool(description="Make the tool `extra` appear (or disappear again) and tell the client that the "
+                             "tool list changed.")
+    async def toggle_extra(ctx: Context) -> str:
+        if "extra" not in {tool.name for tool in await server.list_tools()}:
+            server.add_tool(extra, name="extra", description="A tool that appears at run time.")
+            added = True
+        else:
+            server.remove_tool("extra")
+            added = False
+        await ctx.session.send_tool_list_changed()
+        return "added extra" if added else "withdrew extra"
 
     @server.tool(description="Crash the server process in the middle of the call.")
     def crash() -> str:
