@@ -50,6 +50,19 @@ PARAMETERS: dict[str, Any] = {
     },
 }
 
+OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["output", "truncated", "exit_code", "wall_time_seconds"],
+    "properties": {
+        "output": {"type": "string", "description": "stdout and stderr together; past 1 MiB its first and last halves"},
+        "truncated": {"type": "boolean"},
+        "full_output_path": {"type": "string", "description": "The complete output, when truncated"},
+        "exit_code": {"type": "number"},
+        "wall_time_seconds": {"type": "number"},
+    },
+}
+"""``structured_content`` of a command that ran to its end (any exit code), which codemode scripts receive."""
+
 
 def _setting(env: Mapping[str, str], name: str, default: float) -> float:
     raw = env.get(name) or os.environ.get(name)
@@ -200,6 +213,7 @@ def create_bash_tool(*, operations: BashOperations | None = None, spawn_hook: Sp
         label=name,
         description=DESCRIPTION,
         parameters=PARAMETERS,
+        output_schema=OUTPUT_SCHEMA,
         execute=execute if operations is None and spawn_hook is None else _executor(operations, spawn_hook),
         capabilities=ToolCapabilities(reads=True, writes=True, executes=True, network=True),
         prompt_snippet="Run shell commands (ls, rg, git, tests, builds, ...)",

@@ -48,6 +48,14 @@ PARAMETERS: dict[str, Any] = {
     },
 }
 
+OUTPUT_SCHEMA: dict[str, Any] = {"anyOf": [
+    {"type": "string"},
+    {"type": "object", "required": ["type", "data", "mimeType", "note"],
+     "properties": {"type": {"const": "image"}, "data": {"type": "string"}, "mimeType": {"type": "string"},
+                    "note": {"type": "string"}}},
+]}
+"""``structured_content``, which codemode scripts receive: the text, or an image block with its note."""
+
 _CHUNK = 1 << 20
 _STORE_CAP = DEFAULT_MAX_BYTES + 1
 
@@ -289,6 +297,7 @@ def create_read_tool(*, operations: ReadOperations | None = None, name: str = "r
         label=name,
         description=DESCRIPTION,
         parameters=PARAMETERS,
+        output_schema=OUTPUT_SCHEMA,
         execute=execute if is_local(operations) else _executor(operations),
         capabilities=ToolCapabilities(reads=True, concurrency_safe=True),
         prompt_snippet="Show a file's text or an image",

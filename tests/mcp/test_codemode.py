@@ -283,7 +283,12 @@ def test_mode_only_hides_declared_tools_and_lists_them_in_the_codemode_descripti
     assert "### `read`" in only_tools["codemode"]["description"] and "### `bash`" in only_tools["codemode"]["description"]
     assert set(on_tools) == {"read", "bash", "codemode"}
     assert "### `read`" not in on_tools["codemode"]["description"]
-    assert on_tools["read"]["description"].endswith("Codemode: `tools.read(args)` resolves to a string.")
+    assert on_tools["read"]["description"].endswith(
+        'Codemode: `tools.read(args)` resolves to `string | { data: string; mimeType: string; note: string; '
+        'type: "image"; }`.')
+    assert on_tools["bash"]["description"].endswith(
+        "Codemode: `tools.bash(args)` resolves to `{ output, truncated, full_output_path?, exit_code, "
+        "wall_time_seconds }`.")
 
 
 def test_the_inline_budget_limits_the_listed_declarations(ws: Path, tmp_path: Path) -> None:
@@ -356,3 +361,33 @@ def test_image_is_saved_and_shown_to_the_model_and_exit_ends_the_script(ws: Path
     # the image itself reaches the model beside the tool result (chat completions carry it in a user message)
     attached = requests[1]["body"]["messages"][-1]["content"]
     assert {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{data}"}} in attached
+
+
+def test_bash_and_read_resolve_to_pis_result_objects(ws: Path, tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    (ws / "dot.png").write_bytes(_one_pixel_png())
+    (ws / "notes.txt").write_text("one\ntwo\n")
+    # what scripts written for pi do: read .exit_code of a failing command (it resolves, it does not reject),
+    # pass read's image block to image(), and find the whole of a long output in full_output_path
+    code = ("const failed = await tools.bash({command: 'echo partial; exit 3'});\n"
+            "const long = await tools.bash({command: 'seq 1 300000'});\n"
+            "const picture = await tools.read({path: 'dot.png'});\n"
+            "image(picture);\n"
+            "return {failed, long: [long.exit_code, long.truncated, long.output.includes('bytes omitted'),"
+            " long.output.length <= 1024 * 1024 + 100, long.full_output_path],"
+            " picture: [picture.type, picture.mimeType, picture.note], text: await tools.read({path: 'notes.txt'})}")
+    (result,), _, requests = run_scripts(ws, agent, code, args=("--tools", "read,bash,codemode"))
+    assert result["content"].startswith("Script completed\n"), result["content"]
+    body = output(result["content"])
+    answer = json.loads(body[body.index("{"):])
+    failed = answer["failed"]
+    assert (failed["output"], failed["exit_code"], failed["truncated"]) == ("partial\n", 3, False)
+    assert isinstance(failed["wall_time_seconds"], (int, float)) and "full_output_path" not in failed
+    exit_code, truncated, omitted, bounded, path = answer["long"]
+    assert (exit_code, truncated, omitted, bounded) == (0, True, True, True)
+    assert Path(path).read_text().split() == [str(n) for n in range(1, 300001)]
+    assert answer["picture"] == ["image", "image/png", "Read image file [image/png]"]
+    assert answer["text"] == "one\ntwo\n"
+    attached = requests[1]["body"]["messages"][-1]["content"]  # the image the script passed on
+    png = base64.b64encode(_one_pixel_png()).decode()
+    assert {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{png}"}} in attached
