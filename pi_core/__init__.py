@@ -47,7 +47,8 @@ Hook events and decisions:
 * ``AgentEndEvent`` — A run ended (``agent_end``): ``messages`` are the messages it added; ``will_retry`` is true when
   an automatic retry follows, so the prompt is not over yet (``agent_settled`` says when it is).
 * ``AgentStartEvent`` — A run started: a prompt, a retry or a continuation (``agent_start``).
-* ``AgentStartPatch`` — Returned from ``before_agent_start``: a new system prompt and/or a message to add.
+* ``AgentStartPatch`` — Returned from ``before_agent_start``: a new system prompt and/or a message to add (a plugin's
+  :class:`pi_core.CustomMessage`, as pi's ``message: {customType, content, display}``, or a model message).
 * ``BeforeAgentStartEvent`` — Once per prompt, before the run: the system prompt may change, messages may be added.
 * ``BeforeToolCallEvent`` — A validated tool call about to run. ``arguments`` may be changed in place.
 * ``Block`` — Returned from ``before_tool_call``: do not run the tool; the model gets ``reason`` as an error.

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from .extensions.mcp_servers import RegisteredMcpServer
     from .ai.abort import AbortSignal
     from .runtime.system_prompt import SystemPromptOptions
+    from .session.messages import AgentMessage, CustomMessage
 
 
 class _Event:
@@ -183,10 +184,11 @@ class ResourcePaths:
 
 @dataclass(frozen=True)
 class AgentStartPatch:
-    """Returned from ``before_agent_start``: a new system prompt and/or a message to add."""
+    """Returned from ``before_agent_start``: a new system prompt and/or a message to add (a plugin's
+    :class:`pi_core.CustomMessage`, as pi's ``message: {customType, content, display}``, or a model message)."""
 
     system_prompt: str | None = None
-    message: Message | None = None
+    message: Message | CustomMessage | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -195,9 +197,11 @@ class AgentStartPatch:
 
 @dataclass
 class ContextEvent(_Event):
-    """The conversation about to be sent, without the system prompt (a copy; history is untouched)."""
+    """The conversation about to be sent, without the system prompt (a copy; history is untouched). As in pi,
+    these are the session's messages before they become model input: plugins' :class:`pi_core.CustomMessage`
+    (``custom_type``), bash executions and summaries are still themselves."""
 
-    messages: list[Message]
+    messages: list[AgentMessage]
     model: Model | None = None
 
     def _apply(self, result: Any) -> bool:
@@ -457,7 +461,7 @@ class BeforeAgentStartEvent(_Event):
     prompt: str
     images: list[ImageContent] = field(default_factory=list)
     system_prompt: str = ""
-    messages: list[Message] = field(default_factory=list)
+    messages: list[Message | CustomMessage] = field(default_factory=list)
     message_type: Literal["user", "custom"] = "user"
     message: Any = None
     system_prompt_options: SystemPromptOptions | None = None

@@ -12,6 +12,7 @@ has a file open for writing it holds ``<file>.lock``; a second writer gets :clas
 
 from __future__ import annotations
 
+import builtins
 import gc
 import logging
 import os
@@ -173,7 +174,7 @@ class SessionManager:
         return listing.list_infos(listing.list_files(directory), resolved if custom else None)
 
     @classmethod
-    def list_all(cls, session_dir: str | os.PathLike[str] | None = None) -> list[SessionInfo]:
+    def list_all(cls, session_dir: str | os.PathLike[str] | None = None) -> builtins.list[SessionInfo]:
         """Every session of every working directory, newest first."""
         custom = session_dir or os.environ.get("PI_CODING_AGENT_SESSION_DIR")
         if custom:
@@ -229,7 +230,7 @@ class SessionManager:
         self._labels: dict[str, tuple[str, str | None]] = {}
         self._name: str | None = None
         self._leaf: str | None = None
-        self._children: dict[str | None, list[Raw]] | None = None
+        self._children: dict[str | None, builtins.list[Raw]] | None = None
         self._has_conversation = False
 
     def _release(self) -> None:
@@ -322,7 +323,7 @@ class SessionManager:
             repair_tail(path, result)
             self._rewrite()
 
-    def _load(self, header: Raw, entries: list[Raw]) -> None:
+    def _load(self, header: Raw, entries: builtins.list[Raw]) -> None:
         self._reset(header)
         self._tree.load(entries)
         self._after_load()
@@ -667,7 +668,7 @@ class SessionManager:
         """The entry as stored (pi's JSON dict); read-only by convention."""
         return self._tree.get(entry_id)
 
-    def get_entries(self) -> list[Any]:
+    def get_entries(self) -> builtins.list[Any]:
         """Every entry in file order, typed (each is validated now: use :meth:`raw_entries` in bulk)."""
         return [entry_from_json(raw) for raw in self.raw_entries()]
 
@@ -675,31 +676,31 @@ class SessionManager:
         """How many entries the session holds (without reading any of them)."""
         return len(self._tree)
 
-    def raw_entries(self) -> list[Raw]:
+    def raw_entries(self) -> builtins.list[Raw]:
         """Every entry in file order as stored (header excluded)."""
         return [e for e in self._tree.records if e.get("type") != "session"]
 
     def get_header(self) -> SessionHeader:
         return header_from_json(self._header)
 
-    def get_tree(self) -> list[SessionTreeNode]:
+    def get_tree(self) -> builtins.list[SessionTreeNode]:
         """Roots of the tree (several after :meth:`reset_leaf`; orphans count as roots)."""
         return build_tree(list(self._tree.unique()), self._labels)
 
-    def get_children(self, parent_id: str | None) -> list[Any]:
+    def get_children(self, parent_id: str | None) -> builtins.list[Any]:
         """The typed entries whose parent is ``parent_id`` (``None``: the roots), in file order."""
         if self._children is None:
-            children: dict[str | None, list[Raw]] = {}
+            children: dict[str | None, builtins.list[Raw]] = {}
             for entry in self._tree.unique():
                 children.setdefault(entry.get("parentId"), []).append(entry)
             self._children = children
         return [entry_from_json(raw) for raw in self._children.get(parent_id, [])]
 
-    def get_branch(self, from_id: str | None = None) -> list[Any]:
+    def get_branch(self, from_id: str | None = None) -> builtins.list[Any]:
         """The typed entries from the root to ``from_id`` (default: the leaf)."""
         return [entry_from_json(raw) for raw in self.get_raw_branch(from_id)]
 
-    def get_custom_entries(self, custom_type: str | None = None, *, branch: bool = True) -> list[Raw]:
+    def get_custom_entries(self, custom_type: str | None = None, *, branch: bool = True) -> builtins.list[Raw]:
         """Plugin state: the ``custom`` entries (of ``custom_type``, if given) on the current branch (or,
         with ``branch=False``, in the whole file), oldest first, as stored.
 
@@ -716,7 +717,7 @@ class SessionManager:
         entries = [tree.entries[at] for at in positions]
         return [e for e in entries if custom_type is None or e.get("customType") == custom_type]
 
-    def get_raw_branch(self, from_id: str | None = None) -> list[Raw]:
+    def get_raw_branch(self, from_id: str | None = None) -> builtins.list[Raw]:
         start = from_id if from_id is not None else self._leaf
         tree = self._tree
         return [tree.entries[at] for at in tree.path(tree.position.get(start))] \

@@ -625,7 +625,7 @@ def test_timed_confirm_dismisses_its_dialogs(fake_provider_server: FakeProviderS
 # -- terminal components (custom-footer, custom-header, overlay-test, question, status-line...) ------------
 
 TERMINAL_EXAMPLES = ("custom_footer", "custom_header", "working_indicator", "question", "status_line",
-                     "theme_switch", "overlay_test", "plan_mode_shortcut", "message_renderer", "built_in_tool_renderer")
+                     "theme_switch", "overlay_test", "plan_mode", "message_renderer", "built_in_tool_renderer")
 
 
 def test_terminal_examples_over_rpc_send_plain_notices_and_no_components(
@@ -719,3 +719,98 @@ def test_model_router_without_a_classifier_plans_on_the_plan_model(
         pi.prompt("How should the cache work?")
         pi.prompt("And eviction?")
     assert [r.body["model"] for r in fake_provider_server.requests] == ["plan", "plan"]  # no edit: still planning
+
+
+# -- plan-mode, git-checkpoint, todo ----------------------------------------------------------------------
+
+
+def tool_names(body: dict[str, Any]) -> list[str]:
+    return [t["function"]["name"] for t in body.get("tools", [])]
+
+
+def ui_values(records: list[Record], method: str, key: str, field: str) -> list[Any]:
+    keys = {"setStatus": "statusKey", "setWidget": "widgetKey"}
+    return [r.get(field) for r in records if is_ui(method)(r) and r[keys[method]] == key]
+
+
+PLAN = "Here is what I would do.\n\nPlan:\n1. Read the configuration file\n2. Change the port to 8080\n"
+
+
+def test_plan_mode_plans_read_only_then_executes_and_tracks_the_steps(
+        fake_provider_server: FakeProviderServer, pi_project: Path, pi_agent_dir: Path) -> None:
+    (pi_project / "build").mkdir()
+    fake_provider_server.script(
+        tool_call("bash", {"command": "rm -rf build"}), PLAN,                       # planning (read-only)
+        {"text": "Starting. [DONE:1]", "tool_calls": [{"name": "write",            # the plan's card arrives
+                                                       "arguments": {"path": "port.txt", "content": "8080"}}]},
+        "Config read, port file written.",
+        "Port changed. [DONE:2]",                                                 # "Execute the plan." arrives
+        "You are welcome.")                                                       # the next prompt
+    with rpc(pi_project, "plan_mode") as pi:
+        _, seen = pi.call({"type": "prompt", "message": "/todos"})
+        assert notices(seen) == ["No todos. Create a plan first with /plan"]
+        _, seen = pi.call({"type": "prompt", "message": "/plan"})
+        assert notices(seen) == ["Plan mode enabled. Built-in write tools disabled."]
+        assert "⏸ plan" in ui_values(seen, "setStatus", "plan-mode", "statusText")[-1]
+        pi.send({"type": "prompt", "message": "change the port", "id": "p"})
+        dialog, planning = pi.wait_for(is_ui("select"), timeout=TIMEOUT)
+        assert dialog["title"] == "Plan mode - what next?"
+        assert dialog["options"] == ["Execute the plan (track progress)", "Stay in plan mode", "Refine the plan"]
+        _, seen = pi.call({"type": "prompt", "message": "/todos"})    # a command runs while the dialog waits
+        assert notices(seen) == ["Plan Progress:\n1. ○ Configuration file\n2. ○ Change the port to 8080"]
+        pi.send({"type": "extension_ui_response", "id": dialog["id"], "value": dialog["options"][0]})
+        executing = pi.settle(planning + seen, timeout=TIMEOUT)
+        pi.prompt("thanks")
+    bodies = [r.body for r in fake_provider_server.requests]
+    assert len(bodies) == 6
+    # planning: no edit/write, a read-only bash, the hidden instructions with the prompt
+    assert "edit" not in tool_names(bodies[0]) and "write" not in tool_names(bodies[0])
+    assert {"read", "bash", "grep", "find", "ls"} <= set(tool_names(bodies[0]))
+    assert any("[PLAN MODE ACTIVE]" in text for text in user_texts(bodies[0]))
+    assert "Plan mode: command blocked (not allowlisted)" in tool_messages(bodies[1])[0]
+    assert (pi_project / "build").is_dir()
+    # executing: the tools are back, the plan travels as messages, the plan-mode instructions are gone
+    assert {"edit", "write"} <= set(tool_names(bodies[2]))
+    assert user_texts(bodies[2])[-1] == "**Plan Steps (2):**\n\n1. ☐ Configuration file\n2. ☐ Change the port to 8080"
+    assert not any("[PLAN MODE ACTIVE]" in t for b in bodies[2:] for t in user_texts(b))
+    execute = user_texts(bodies[4])[-1]
+    assert execute.startswith("Execute the plan.") and "Start with: Configuration file" in execute
+    assert (pi_project / "port.txt").read_text() == "8080"
+    statuses = [plain(s) for s in ui_values(executing, "setStatus", "plan-mode", "statusText")]
+    assert changes(statuses) == ["📋 0/2", "📋 1/2", "📋 2/2", None]      # ticked off by [DONE:n]; then gone
+    widgets = ui_values(executing, "setWidget", "plan-todos", "widgetLines")
+    assert changes([w and ["☑" in row for row in w] for w in widgets]) == [[False, False], [True, False],
+                                                                          [True, True], None]
+    # the completion card waits for the next prompt instead of costing a turn of its own
+    assert user_texts(bodies[5])[-2:][0] == "thanks" and user_texts(bodies[5])[-1].startswith("**Plan Complete!** ✓")
+    states = [e["data"] for e in session_entries(pi_agent_dir) if e.get("customType") == "plan-mode"]
+    assert states[0]["enabled"] is True and states[-1] == {"enabled": False, "todos": [], "executing": False,
+                                                          "toolsBeforePlanMode": None}
+
+
+def plain(text: str | None) -> str | None:
+    """``text`` without terminal styling (a theme may colour a status)."""
+    import re
+
+    return None if text is None else re.sub(r"\x1b\[[0-9;]*m", "", text)
+
+
+def changes(values: list[Any]) -> list[Any]:
+    """``values`` without consecutive repeats (a plugin may redraw the same state)."""
+    return [v for i, v in enumerate(values) if i == 0 or v != values[i - 1]]
+
+
+def test_plan_mode_starts_from_the_flag_and_resumes_from_the_session(
+        fake_provider_server: FakeProviderServer, run_pi: PiRunner, pi_project: Path) -> None:
+    fake_provider_server.script("Looked around.", "Still planning.", "Back to work.")
+    json_run(run_pi, "plan_mode", prompt="look around", args=("--plan",))
+    first = fake_provider_server.requests[0].body
+    assert "write" not in tool_names(first) and any("[PLAN MODE ACTIVE]" in t for t in user_texts(first))
+    with rpc(pi_project, "plan_mode", args=("-c",)) as pi:     # on, off, on: each change is stored
+        pi.call({"type": "prompt", "message": "/plan"})
+        pi.call({"type": "prompt", "message": "/plan"})
+        pi.call({"type": "prompt", "message": "/plan"})
+    json_run(run_pi, "plan_mode", prompt="more", args=("-c",))  # resumed: plan mode again, without the flag
+    resumed = fake_provider_server.requests[1].body
+    assert "write" not in tool_names(resumed) and "edit" not in tool_names(resumed)
+    assert sum("[PLAN MODE ACTIVE]" in t for t in user_texts(resumed)) == 2

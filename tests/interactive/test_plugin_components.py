@@ -128,14 +128,14 @@ def test_overlay_returns_its_value_and_a_component_widget(running) -> None:  # n
 
 
 def test_a_plugin_shortcut_runs_its_handler_and_help_lists_it(running) -> None:  # noqa: F811
-    app = running(**with_examples("plan_mode_shortcut"))
+    app = running(**with_examples("plan_mode"))
     app.send("\x1b\x10")  # Ctrl+Alt+P
-    app.wait_for("Plan mode on: read, ls")
-    app.wait_for("⏸ plan mode")
+    app.wait_for("Plan mode enabled. Built-in write tools disabled.")
+    app.wait_for("⏸ plan")
     app.type("/help")
     app.wait_for(lambda: any("Ctrl+Alt+P" in row and "Toggle plan mode" in row for row in app.text().split("\n")))
     app.send("\x1b\x10")
-    app.wait_for("Plan mode off: read, bash, ls")
+    app.wait_for("Plan mode disabled. Full access restored.")
     quit_app(app)
 
 
