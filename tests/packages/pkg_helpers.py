@@ -54,26 +54,52 @@ def pi_package_dir(root: Path, *, skill_name: str = "greet", prompt: str = "revi
     """A directory laid out as a pi package: a skill, a prompt template, a theme, an extension file."""
     skill(root / "skills", skill_name, "Greets people warmly.")
     write(root / "prompts" / f"{prompt}.md", "---\ndescription: Review a file\n---\nReview $1 carefully.\n")
-    (root / "themes").mkdir(parents=True, exist_ok=True)
-    (root / "themes" / f"{theme}.json").write_text(json.dumps({"name": theme, "vars": {}, "colors": {}}))
+    theme_file(root / "themes" / f"{theme}.json")
     if tool:
-        write(root / "extensions" / f"{tool}.py", f'''
-            from pi_core import Tool, ToolResult, hookimpl
-
-            async def run(params, ctx):
-                return ToolResult.text(params["text"].upper())
-
-            @hookimpl
-            def register_tools(register):
-                register(Tool(name="{tool}", description="Upper-cases text.", execute=run,
-                              parameters={{"type": "object", "properties": {{"text": {{"type": "string"}}}}}}))
-            ''')
+        extension_file(root / "extensions" / f"{tool}.py", tool)
     return root
 
 
+def theme_file(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"name": path.stem, "vars": {}, "colors": {}}))
+    return path
+
+
+def extension_file(path: Path, tool: str) -> Path:
+    """An extension file that registers the tool ``tool``."""
+    return write(path, f'''
+        from pi_core import Tool, ToolResult, hookimpl
+
+        async def run(params, ctx):
+            return ToolResult.text(params["text"].upper())
+
+        @hookimpl
+        def register_tools(register):
+            register(Tool(name="{tool}", description="Upper-cases text.", execute=run,
+                          parameters={{"type": "object", "properties": {{"text": {{"type": "string"}}}}}}))
+        ''')
+
+
+#: Set for a run to learn whether a ``python_package(raises_on_import=True)`` module was imported.
+IMPORT_MARKER = "PI_TEST_IMPORT_MARKER"
+
+_RAISE_ON_IMPORT = f'''
+import os, pathlib
+if os.environ.get("{IMPORT_MARKER}"):
+    pathlib.Path(os.environ["{IMPORT_MARKER}"]).write_text("imported")
+raise RuntimeError(__name__ + " was imported")
+'''
+
+
 def python_package(root: Path, name: str = "pi-sample", version: str = "1.0", *, plugin: bool = True,
-                   skill_name: str = "sample-skill") -> Path:
-    """A pip-installable project whose distribution declares a plugin and a skill directory."""
+                   skill_name: str = "sample-skill", raises_on_import: bool = False) -> Path:
+    """A pip-installable project whose distribution declares a plugin, a skill directory, a prompt
+    template and a theme (in a sub-package, ``<module>.assets:themes``).
+
+    ``raises_on_import``: the module and its ``assets`` sub-package write the file named by
+    ``$PI_TEST_IMPORT_MARKER`` and raise when imported (declare no plugin then: loading one imports it).
+    """
     module = name.replace("-", "_")
     write(root / "pyproject.toml", f'''
         [build-system]
@@ -92,6 +118,9 @@ def python_package(root: Path, name: str = "pi-sample", version: str = "1.0", *,
 
         [project.entry-points."pi.prompts"]
         prompts = "{module}:prompts"
+
+        [project.entry-points."pi.themes"]
+        themes = "{module}.assets:themes"
 
         [tool.hatch.build.targets.wheel]
         packages = ["{module}"]
@@ -112,10 +141,16 @@ def python_package(root: Path, name: str = "pi-sample", version: str = "1.0", *,
         ''')
     skill(root / module / "skills", skill_name, "A skill shipped inside a wheel.")
     write(root / module / "prompts" / "explain.md", "---\ndescription: Explain code\n---\nExplain $@\n")
+    write(root / module / "assets" / "__init__.py", "")
+    theme_file(root / module / "assets" / "themes" / "sample-theme.json")
+    if raises_on_import:
+        for init in (root / module / "__init__.py", root / module / "assets" / "__init__.py"):
+            init.write_text(_RAISE_ON_IMPORT)
     return root
 
 
-def session_resources(python: Path | str, cwd: Path, *flags: str) -> dict[str, list[str]]:
+def session_resources(python: Path | str, cwd: Path, *flags: str,
+                      env: dict[str, str] | None = None) -> dict[str, list[str]]:
     """Skills, prompt templates, themes and tools a real session in ``cwd`` ends up with (asked in
     ``python``'s environment, so a scratch venv's installs count)."""
     code = textwrap.dedent('''
@@ -138,10 +173,10 @@ def session_resources(python: Path | str, cwd: Path, *flags: str) -> dict[str, l
         asyncio.run(main())
         ''')
     done = subprocess.run([str(python), "-c", code, str(cwd), *flags], capture_output=True, text=True, cwd=cwd,
-                          timeout=120, env={**os.environ, **PIP_ENV})
+                          timeout=120, env={**os.environ, **PIP_ENV, **(env or {})})
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-__all__ = ["PIP_ENV", "commit_all", "git", "git_repo", "pi_package_dir", "python_package", "run_pi",
-           "session_resources", "skill", "write"]
+__all__ = ["IMPORT_MARKER", "PIP_ENV", "commit_all", "extension_file", "git", "git_repo", "pi_package_dir",
+           "python_package", "run_pi", "session_resources", "skill", "theme_file", "write"]

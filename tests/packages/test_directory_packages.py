@@ -7,7 +7,18 @@ import os
 import sys
 from pathlib import Path
 
-from pkg_helpers import commit_all, git, git_repo, pi_package_dir, run_pi, session_resources, skill, write
+from pkg_helpers import (
+    commit_all,
+    extension_file,
+    git,
+    git_repo,
+    pi_package_dir,
+    run_pi,
+    session_resources,
+    skill,
+    theme_file,
+    write,
+)
 
 PY = sys.executable
 
@@ -66,6 +77,20 @@ def test_package_json_manifest_with_globs_and_exclusions(tmp_path: Path) -> None
     assert "kept" in resources["skills"]
     assert "legacy" not in resources["skills"] and "conventional" not in resources["skills"]
     assert "a" in resources["prompts"] and "b" not in resources["prompts"]
+
+
+def test_package_json_manifest_names_extensions_and_themes(tmp_path: Path) -> None:
+    package = pi_package_dir(tmp_path / "pkg", theme="conventional", tool="shout")  # ignored: the manifest rules
+    extension_file(package / "src" / "loud.py", "loud")
+    theme_file(package / "resources" / "themes" / "night.json")
+    theme_file(package / "resources" / "themes" / "draft.json")
+    write(package / "package.json", json.dumps({"name": "x", "pi": {
+        "extensions": ["./src/loud.py"], "themes": ["./resources/themes/*.json", "!**/draft.json"]}}))
+    assert run_pi(PY, tmp_path, "install", str(package)).returncode == 0
+    resources = session_resources(PY, tmp_path)
+    assert "loud" in resources["tools"] and "shout" not in resources["tools"]
+    assert resources["themes"] == ["night"]
+    assert "greet" not in resources["skills"]  # a manifest without `skills` declares none
 
 
 def test_config_disables_and_enables_one_resource_with_pi_filter_entries(tmp_path: Path, agent_dir: Path) -> None:

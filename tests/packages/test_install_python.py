@@ -10,7 +10,16 @@ import sys
 from pathlib import Path
 
 import pytest
-from pkg_helpers import PIP_ENV, commit_all, git_repo, python_package, run_pi, session_resources, write
+from pkg_helpers import (
+    IMPORT_MARKER,
+    PIP_ENV,
+    commit_all,
+    git_repo,
+    python_package,
+    run_pi,
+    session_resources,
+    write,
+)
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "pi-example-plugin"
 
@@ -54,12 +63,37 @@ def test_local_project_resources_come_from_entry_point_metadata(scratch_python: 
     assert run_pi(scratch_python, tmp_path, "install", "-e", str(project)).returncode == 0
     resources = session_resources(scratch_python, tmp_path)
     assert "sample-skill" in resources["skills"] and "explain" in resources["prompts"]
+    assert resources["themes"] == ["sample-theme"]  # pi.themes, from a sub-package (module.assets:themes)
     assert "sample_tool" in resources["tools"]
     [row] = [r for r in listed(scratch_python, tmp_path) if r["dist"] == "pi-sample"]
     assert row["scope"] == "user" and row["kind"] == "local"
     assert {(r["kind"], r["name"]) for r in row["resources"]} == {
         ("extensions", "sample"), ("skills", "pi_sample/skills/sample-skill/SKILL.md"),
-        ("prompts", "pi_sample/prompts/explain.md")}
+        ("prompts", "pi_sample/prompts/explain.md"), ("themes", "pi_sample/assets/themes/sample-theme.json")}
+
+
+def test_resources_of_an_installed_distribution_are_found_without_importing_it(scratch_python: Path,
+                                                                               tmp_path: Path) -> None:
+    marker = tmp_path / "imported"
+    wheel = build_wheel(python_package(tmp_path / "sample", plugin=False, raises_on_import=True), tmp_path / "wheels")
+    assert run_pi(scratch_python, tmp_path, "install", str(wheel)).returncode == 0
+    env = {IMPORT_MARKER: str(marker)}
+
+    done = run_pi(scratch_python, tmp_path, "list", "--json", env=env)
+    assert done.returncode == 0, done.stderr
+    [row] = [json.loads(line) for line in done.stdout.splitlines() if '"pi-sample"' in line]
+    assert {(r["kind"], r["name"], r["enabled"]) for r in row["resources"]} == {
+        ("skills", "pi_sample/skills/sample-skill/SKILL.md", True), ("prompts", "pi_sample/prompts/explain.md", True),
+        ("themes", "pi_sample/assets/themes/sample-theme.json", True)}
+    resources = session_resources(scratch_python, tmp_path, env=env)
+    assert "sample-skill" in resources["skills"] and "explain" in resources["prompts"]
+    assert resources["themes"] == ["sample-theme"]
+    assert not marker.exists()
+
+    # the check can fail: importing the package (or its assets sub-package) does leave the marker
+    imported = subprocess.run([str(scratch_python), "-c", "import pi_sample.assets"], capture_output=True, text=True,
+                              env={**os.environ, **env})
+    assert imported.returncode == 1 and "pi_sample was imported" in imported.stderr and marker.exists()
 
 
 def test_wheel_and_pypi_name_install_into_a_fresh_environment(scratch_python: Path, tmp_path: Path) -> None:
