@@ -306,7 +306,7 @@ class SessionRuntime(Protocol):
     def mcp_servers_changed(self, servers: list[RegisteredMcpServer]) -> None: ...
     # messages and entries
     def send_message(self, message: Message | CustomMessage | str, *, deliver_as: DeliverAs = "steer",
-                     trigger_turn: bool = False) -> None: ...
+                     trigger_turn: bool | None = None) -> None: ...
     def send_user_message(self, content: str | Sequence[TextContent | ImageContent], *,
                           deliver_as: QueueAs | None = None, expand_prompt_templates: bool = False) -> None: ...
     def append_entry(self, custom_type: str, data: Any = None) -> str: ...
@@ -541,10 +541,12 @@ class ExtensionContext:
     # -- messages and entries --------------------------------------------------------------------
 
     def send_message(self, message: Message | CustomMessage | str, *, deliver_as: DeliverAs = "steer",
-                     trigger_turn: bool = False) -> None:
-        """Add a message (a plugin's :class:`pi_core.CustomMessage`, or text): queued as steering or a
-        follow-up while the agent runs, held for the next prompt (``nextTurn``), a run of its own
-        (``trigger_turn``), or just stored."""
+                     trigger_turn: bool | None = None) -> None:
+        """Add a message (a plugin's :class:`pi_core.CustomMessage`, or text), as pi's ``sendMessage``:
+        held for the next prompt (``nextTurn``); while the agent runs, queued as steering or a follow-up,
+        or with ``trigger_turn=False`` added once the running turn ends; while idle, a run of its own
+        (``trigger_turn=True``) or just added. Added messages are announced with ``message_start`` and
+        ``message_end``."""
         self._require().send_message(message, deliver_as=deliver_as, trigger_turn=trigger_turn)
 
     def send_user_message(self, content: str | Sequence[TextContent | ImageContent], *,
@@ -556,7 +558,8 @@ class ExtensionContext:
                                           expand_prompt_templates=expand_prompt_templates)
 
     def append_entry(self, custom_type: str, data: Any = None) -> str:
-        """Persist plugin state in the session (a ``custom`` entry, never sent to the model)."""
+        """Persist plugin state in the session (a ``custom`` entry, never sent to the model); subscribers
+        get ``entry_appended``."""
         return self._require().append_entry(custom_type, data)
 
     def append_custom_message(self, custom_type: str, content: Any, *, display: bool = True,

@@ -157,6 +157,8 @@ class AgentSession:
         self._entry_ids: dict[int, str] = {}
         self._queue_state: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
         self._pending_bash: list[Any] = []
+        self._held_messages: list[Any] = []
+        """Plugin messages sent mid-run without a turn of their own: added when the turn ends (pi's rule)."""
         self._bash: AbortController | None = None
         self._closed = False
         self._next_turn: list[Any] = []
@@ -905,6 +907,7 @@ class AgentSession:
         finally:
             self._idle.set()
             self._flush_pending_bash()
+            await self._add_held_messages()
             settled = AgentSettledEvent(aborted=self.agent.last_run_aborted or self.auto_retry.aborted)
             if self.host.dispatch.has("agent_settled"):
                 await self.call_hook("agent_settled", settled)
@@ -945,6 +948,8 @@ class AgentSession:
     async def _on_agent_event(self, event: Any) -> None:
         if self._nested is not None:
             self._record_nested(event)
+        if isinstance(event, MessageStartEvent) and getattr(event.message, "role", None) == "user":
+            self._queue_changed()  # a queued message is being delivered: the queue shrank (pi tells before)
         if isinstance(event, AgentEndEvent):
             last = self.agent.messages[-1] if self.agent.messages else None
             event.will_retry = self.auto_retry.will_retry(last) or self.compactor.will_recover_overflow(last)
@@ -960,6 +965,12 @@ class AgentSession:
             self.persist(event.message)
             if getattr(event.message, "stop_reason", "error") not in ("error", "length"):
                 self.compactor.answer_succeeded()
+            if isinstance(event.message, AssistantMessage):
+                await self.auto_retry.answer_arrived(event.message)
+        if isinstance(event, TurnEndEvent) and event.message.stop_reason not in ("error", "aborted"):
+            # after the tool results, never between a call and its result; a failed turn keeps them for
+            # the retry's turn (or the end of the run), so the failed answer stays the last message
+            await self._add_held_messages()
 
     def _record_nested(self, event: Any) -> None:
         """The calls a tool made through ``execute_tool`` go on its result message, as pi records them."""
@@ -1010,6 +1021,32 @@ class AgentSession:
     def _record_bash(self, message: Any) -> None:
         self.agent.messages.append(message)
         self.persist(message)
+
+    def add_message(self, message: Any) -> None:
+        """Add a plugin's message to the conversation now (the agent is idle): stored, and announced with
+        ``message_start``/``message_end`` as pi does."""
+        self.agent.messages.append(message)
+        self.persist(message)
+        self._emit_soon(MessageStartEvent(message))
+        self._emit_soon(MessageEndEvent(message))
+
+    def entry_appended(self, entry_id: str) -> None:
+        """Tell subscribers about an entry a plugin wrote (``entry_appended``, as pi does)."""
+        entry = self.session.get_raw_entry(entry_id)
+        if entry is not None:
+            self._emit_soon(EntryAppendedEvent(entry))
+
+    def hold_message(self, message: Any) -> None:
+        """Add a plugin's message when the running turn ends (no events until it is in the session)."""
+        self._held_messages.append(message)
+
+    async def _add_held_messages(self) -> None:
+        held, self._held_messages = self._held_messages, []
+        for message in held:
+            self.agent.messages.append(message)
+            self.persist(message)
+            await self.emit(MessageStartEvent(message))
+            await self.emit(MessageEndEvent(message))
 
     def _flush_pending_bash(self) -> None:
         pending, self._pending_bash = self._pending_bash, []

@@ -135,20 +135,22 @@ class PluginBridge:
     # -- messages and entries ----------------------------------------------------------------------
 
     def send_message(self, message: Message | CustomMessage | str, *, deliver_as: DeliverAs = "steer",
-                     trigger_turn: bool = False) -> None:
-        """pi's ``sendMessage``: queued while running; for the next prompt; a run of its own; or just stored."""
+                     trigger_turn: bool | None = None) -> None:
+        """pi's ``sendMessage``: for the next prompt; queued while running (unless ``trigger_turn`` is
+        ``False``: then added when the running turn ends); a run of its own; or just added."""
         s = self._s
         sent: Any = UserMessage(content=[TextContent(text=message)]) if isinstance(message, str) else message
         if deliver_as == "nextTurn":
             s.queue_next_turn(sent)
-        elif s.is_streaming:
+        elif s.is_streaming and trigger_turn is not False:
             (s.agent.follow_up if deliver_as == "followUp" else s.agent.steer)(sent)
             s.queue_changed()
         elif trigger_turn:
             s.background(s.run_message(sent))
+        elif s.is_streaming:
+            s.hold_message(sent)
         else:
-            s.agent.messages.append(sent)
-            s.persist(sent)
+            s.add_message(sent)
 
     def send_user_message(self, content: str | Sequence[TextContent | ImageContent], *,
                           deliver_as: QueueAs | None = None, expand_prompt_templates: bool = False) -> None:
@@ -161,7 +163,9 @@ class PluginBridge:
                      expand=expand_prompt_templates))
 
     def append_entry(self, custom_type: str, data: Any = None) -> str:
-        return self._s.session.append_custom_entry(custom_type, data)
+        entry_id = self._s.session.append_custom_entry(custom_type, data)
+        self._s.entry_appended(entry_id)
+        return entry_id
 
     def append_custom_message(self, custom_type: str, content: Any, *, display: bool = True,
                               details: Any = None) -> str:

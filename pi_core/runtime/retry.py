@@ -91,6 +91,13 @@ class AutoRetry:
         self.aborted = self.aborted or abort
         return True
 
+    async def answer_arrived(self, message: AssistantMessage) -> None:
+        """An answer ended: one that is not an error ends the retries at once (``auto_retry_end`` right
+        after its ``message_end``, as pi does), and a later failure of the run starts counting again."""
+        if self.attempt and message.stop_reason != "error":
+            attempt, self.attempt = self.attempt, 0
+            await self._host.emit(AutoRetryEndEvent(success=True, attempt=attempt))
+
     async def maybe_retry(self) -> bool:
         """After a run: retry if the last answer calls for it. True when the run should continue."""
         messages = self._host.messages
@@ -107,7 +114,7 @@ class AutoRetry:
         await self._host.hide_failed(last)
         if await self._delay(delay / 1000):
             await self._host.emit(AutoRetryEndEvent(success=False, attempt=self.attempt,
-                                                    final_error="retry cancelled"))
+                                                    final_error="Retry cancelled"))
             return False
         return True
 

@@ -475,22 +475,33 @@ async def stream_completions(model: Model, context: Context, options: StreamOpti
                            read_timeout=options.read_timeout, observer=options.observer) as response:
         writer.start()
         events = iter_sse(response.aiter_bytes(), writer.drain)
-        async for event in events:
-            data = event.data
-            if data == "[DONE]":
-                await _read_to_end(events)
-                break
-            try:
-                chunk = _decode_chunk(data)
-            except ValueError:
-                continue
-            if not isinstance(chunk, dict):
-                continue
-            await options.observe(chunk)
-            if chunk.get("error"):
-                raise _stream_error(chunk)
-            parser.chunk(chunk)
+        try:
+            await _read_chunks(events, parser, options)
+        except asyncio.CancelledError:
+            # aborted: like pi's openai-completions, end the blocks that were open (text_end, ...) before
+            # the aborted message
+            if options.signal is not None and options.signal.aborted:
+                writer.close_open_blocks()
+            raise
     _finish(writer, parser, compat)
+
+
+async def _read_chunks(events: Any, parser: _Parser, options: StreamOptions) -> None:
+    async for event in events:
+        data = event.data
+        if data == "[DONE]":
+            await _read_to_end(events)
+            return
+        try:
+            chunk = _decode_chunk(data)
+        except ValueError:
+            continue
+        if not isinstance(chunk, dict):
+            continue
+        await options.observe(chunk)
+        if chunk.get("error"):
+            raise _stream_error(chunk)
+        parser.chunk(chunk)
 
 
 _msgspec_decode: Any = None
