@@ -553,9 +553,11 @@ class AgentSession:
         return True
 
     def get_fork_messages(self) -> list[ForkPoint]:
-        """The user messages of the active branch that :meth:`fork` accepts."""
-        return [ForkPoint(e["id"], _message_text(e["message"])) for e in self.session.get_raw_branch()
-                if e.get("type") == "message" and (e.get("message") or {}).get("role") == "user"]
+        """The user messages :meth:`fork` accepts, of every branch in file order (pi's rule: one without
+        text, an image alone, is left out)."""
+        points = [ForkPoint(e["id"], _message_text(e["message"])) for e in self.session.raw_entries()
+                  if e.get("type") == "message" and (e.get("message") or {}).get("role") == "user"]
+        return [point for point in points if point.text]
 
     # -- user shell commands (RPC `bash`, interactive `!cmd`) -----------------------------------
 

@@ -502,7 +502,10 @@ def _add_usage(a: dict[str, Any] | None, b: dict[str, Any]) -> dict[str, Any]:
     keys = ("input", "output", "cacheRead", "cacheWrite", "reasoning", "totalTokens")
     total = {k: a.get(k, 0) + b.get(k, 0) for k in keys if k in a or k in b}
     ca, cb = a.get("cost") or {}, b.get("cost") or {}
-    cost = {k: ca.get(k, 0) + cb.get(k, 0) for k in ("input", "output", "cacheRead", "cacheWrite", "total")}
+    cost: dict[str, Any] = {k: ca.get(k, 0) + cb.get(k, 0) for k in ("input", "output", "cacheRead", "cacheWrite",
+                                                                      "total")}
+    # the sum is the provider's own figure only when both parts were (pi's rule)
+    cost["totalFromProvider"] = ca.get("totalFromProvider") is True and cb.get("totalFromProvider") is True
     return {**total, "cost": cost}
 
 

@@ -562,9 +562,13 @@ class ShellResult:
         return bool(self.truncation and self.truncation.truncated)
 
     def to_rpc(self) -> dict[str, Any]:
-        """The RPC ``bash`` response data: ``{output, exitCode, cancelled, truncated, fullOutputPath?}``."""
-        data: dict[str, Any] = {"output": self.output, "exitCode": self.exit_code,
-                                "cancelled": self.cancelled or self.timed_out, "truncated": self.truncated}
+        """The RPC ``bash`` response data: ``{output, exitCode?, cancelled, truncated, fullOutputPath?}``;
+        like pi, no ``exitCode`` for a cancelled command or one that has none (killed by a signal)."""
+        cancelled = self.cancelled or self.timed_out
+        data: dict[str, Any] = {"output": self.output}
+        if not cancelled and self.exit_code is not None:
+            data["exitCode"] = self.exit_code
+        data.update(cancelled=cancelled, truncated=self.truncated)
         if self.full_output_path is not None:
             data["fullOutputPath"] = str(self.full_output_path)
         return data

@@ -67,6 +67,7 @@ def test_abort_bash_cancels_the_command(tmp_path: Path) -> None:
         result, _ = pi.response("b")
     assert stopped["success"] is True
     assert result["data"]["cancelled"] is True and result["data"]["output"].startswith("started")
+    assert "exitCode" not in result["data"]  # pi leaves it out for a cancelled command
 
 
 def test_session_name_stats_entries_and_tree(tmp_path: Path) -> None:

@@ -206,7 +206,7 @@ class RpcServer:
             self.write(failure(request_id, kind, str(exc)))
             return
         except Exception as exc:  # noqa: BLE001 - every failure is answered, none is fatal
-            if not isinstance(exc, (ValueError, RuntimeError)):
+            if not _expected(exc):  # a bug: the client gets the message, stderr the traceback
                 self.report("".join(traceback.format_exception(exc)).rstrip())
             self.write(failure(request_id, kind, str(exc) or type(exc).__name__))
             return
@@ -220,6 +220,22 @@ class RpcServer:
         except (TypeError, ValueError, RecursionError) as exc:  # the answer cannot be written as JSON
             self.report(f"cannot serialise the {kind} response: {exc!r}")
             self.write(failure(request_id, kind, f"the response could not be written as JSON: {exc}"))
+
+
+def _expected(exc: Exception) -> bool:
+    """A refusal the response explains in full (\"Nothing to compact\", a session file not found, a
+    provider's error), as opposed to a bug worth a traceback."""
+    from ...ai.abort import AbortError
+    from ...ai.errors import ProviderError
+    from ...runtime.compaction import CompactionError
+    from ...runtime.resources import ResourceError
+    from ...runtime.settings import SettingsError
+    from ...session.errors import SessionError
+
+    if isinstance(exc, (KeyError, IndexError)):
+        return False
+    return isinstance(exc, (ValueError, RuntimeError, LookupError, OSError, CompactionError, SessionError,
+                            SettingsError, ResourceError, ProviderError, AbortError))
 
 
 async def run_rpc(session: AgentSession, *, stdin: BinaryIO | int | None = None,
