@@ -157,6 +157,15 @@ def test_get_commands_lists_plugin_commands_templates_and_skills(tmp_path: Path,
     assert by_name["review"]["source"] == "prompt" and by_name["review"]["description"] == "Review a file"
     assert by_name["skill:tidy"]["source"] == "skill"
     assert by_name["skill:tidy"]["sourceInfo"]["path"].endswith("SKILL.md")
+    # a -e file's command carries pi's sourceInfo, as pi 1.6 gives its extension commands
+    assert by_name["ask"]["sourceInfo"] == {"path": str(FIXTURES / "ui_extension.py"), "source": "cli",
+                                            "scope": "temporary", "origin": "top-level", "baseDir": str(FIXTURES)}
+    assert "path" not in by_name["ask"]
+    # the extensions pi ships list their commands as pi lists them; pi's own commands (/model) are not listed
+    assert by_name["mcp"]["sourceInfo"] == {"path": "builtin:mcp", "source": "builtin", "scope": "temporary",
+                                            "origin": "top-level"}
+    assert by_name["llama"]["sourceInfo"]["path"] == "builtin:llama.cpp"
+    assert not {"model", "tree", "settings", "compact"} & set(by_name)
 
 
 def test_export_html_writes_the_session_page(tmp_path: Path) -> None:

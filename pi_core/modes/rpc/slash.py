@@ -1,7 +1,8 @@
 """``get_commands`` data: what a host may offer as ``/`` commands (pi's ``RpcSlashCommand``).
 
-Plugin commands, prompt templates and skills (as ``skill:<name>``); interactive-only built-ins
-such as ``/model`` are not listed, as in pi.
+Plugin commands (with the commands of the extensions pi ships, ``/mcp`` and ``/llama``), prompt templates and
+skills (as ``skill:<name>``), each with pi's ``sourceInfo``; pi's own commands such as ``/model`` are not
+listed, as in pi.
 """
 
 from __future__ import annotations
@@ -23,10 +24,6 @@ def _to_json(info: SlashCommandInfo) -> dict[str, Any]:
         record["description"] = info.description
     record["source"] = info.source
     where = info.source_info
-    if info.source == "extension":  # pi 1.6 gives plugin commands their file, not a sourceInfo
-        if where.path is not None:
-            record["path"] = str(where.path)
-        return record
     data: dict[str, Any] = {"path": str(where.path), "source": where.source, "scope": where.scope,
                             "origin": where.origin}
     if where.base_dir is not None:
