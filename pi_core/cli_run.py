@@ -355,8 +355,7 @@ def list_models(host: PluginHost, search: str) -> int:
     registry = ModelRegistry(apis=list(host.apis), providers=list(host.providers), agent_dir=host.agent_dir)
     # the offline test provider is listed only when asked for by name (or with PI_FAUX=1)
     show_faux = os.environ.get("PI_FAUX") == "1" or "faux" in search.lower()
-    rows = [m for m in registry.available_models() if _matches(search, f"{m.provider} {m.id}")
-            and (show_faux or m.provider != "faux")]
+    rows = [m for m in registry.available_models(unlisted=show_faux) if _matches(search, f"{m.provider} {m.id}")]
     rows.sort(key=lambda m: (m.provider, m.id))
     table = [("provider", "model", "context", "max-out", "thinking", "images")]
     table += [(m.provider, m.id, _tokens(m.context_window), _tokens(m.max_tokens), "yes" if m.reasoning else "no",

@@ -69,6 +69,9 @@ class ProviderConfig:
     """How the provider signs in (OAuth flows, ambient credentials); ``None``: API keys only."""
     display_name: str = ""
     """The provider's name in messages and ``/login`` (``"GitHub Copilot"``); default: ``name``."""
+    listed: bool = True
+    """``False``: its models are used only when asked for by name (``--model``, ``set_model``), never offered in
+    model lists, cycling or the start-up choice; ``PI_FAUX=1`` lists them anyway (the offline ``faux``)."""
     filter_models: Callable[[list[Model], dict[str, Any] | None], list[Model]] | None = None
     """Which models the signed-in account may use (gets the models and the stored credential); used by
     :meth:`ModelRegistry.available_models`. Copilot lists only the models the account has."""
@@ -483,14 +486,18 @@ class ModelRegistry:
 
         return resolve_model(self, provider, model, allow_custom=allow_custom)
 
-    def available_models(self) -> list[Model]:
+    def available_models(self, *, unlisted: bool = False) -> list[Model]:
         """Models that can be used now: their provider has an API key, or needs none (local servers,
-        providers registered with ``requires_api_key=False`` such as ``faux``)."""
+        providers registered with ``requires_api_key=False`` such as ``faux``). Providers registered with
+        ``listed=False`` are left out unless ``unlisted`` (or ``PI_FAUX=1``)."""
         out = []
+        unlisted = unlisted or os.environ.get("PI_FAUX") == "1"
         for name in self.get_providers():
+            config = self.get_provider(name)
+            if config is not None and not config.listed and not unlisted:
+                continue
             models = self.get_models(name)
             if self.has_auth(name):
-                config = self.get_provider(name)
                 if config is not None and config.filter_models is not None:
                     stored = self.credentials.get(name) if self.credentials is not None else None
                     models = config.filter_models(models, stored)

@@ -11,6 +11,7 @@ from :class:`pi_core.ai.FauxProvider`, which this plugin is built on.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -79,4 +80,7 @@ _faux = FauxProvider("faux", api="faux", models=[ECHO], responder=echo)
 
 @hookimpl
 def register_providers(register: Any) -> None:
-    _faux.register_providers(register)
+    # as pi has no such provider, it is never offered (model lists, cycling, the start-up choice): only
+    # `--provider faux` or `PI_FAUX=1` bring it in
+    register(_faux.api_provider)
+    register(dataclasses.replace(_faux.provider_config, listed=False))

@@ -202,8 +202,10 @@ def test_resolve_errors_name_close_matches(registry_factory) -> None:
 def test_available_models_need_a_key_unless_local_or_keyless(registry_factory) -> None:
     models = {"providers": {"ollama": {"baseUrl": "http://localhost:11434/v1", "api": "openai-completions",
                                        "models": [{"id": "llama3"}]}}}
-    available = {m.provider for m in registry_factory(models, auth={}, env={"GROQ_API_KEY": "k"}).available_models()}
-    assert available == {"faux", "groq", "ollama"}
+    registry = registry_factory(models, auth={}, env={"GROQ_API_KEY": "k"})
+    assert {m.provider for m in registry.available_models()} == {"groq", "ollama"}
+    # the keyless faux is usable but never offered: only when asked for by name
+    assert {m.provider for m in registry.available_models(unlisted=True)} == {"faux", "groq", "ollama"}
 
 
 def test_default_registry_comes_from_entry_points() -> None:

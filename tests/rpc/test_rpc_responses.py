@@ -71,3 +71,18 @@ def test_fork_messages_come_from_every_branch_and_skip_empty_texts(tmp_path: Pat
     assert [m["text"] for m in listed["data"]["messages"]] == ["one", "two", "other two"]
     active = [m["content"][0].get("text") for m in messages["data"]["messages"] if m["role"] == "user"]
     assert "two" not in active  # "two" is on the other branch, and still offered for forking
+
+
+def test_faux_is_never_offered_unless_pi_faux_is_set(tmp_path: Path) -> None:
+    with FakeOpenAI([]) as server:
+        with _rpc(tmp_path, server, "--no-session") as pi:
+            models, _ = pi.call({"type": "get_available_models"})
+            cycled, _ = pi.call({"type": "cycle_model"})
+            named, _ = pi.call({"type": "set_model", "provider": "faux", "modelId": "echo"})
+        with RpcProcess(tmp_path, "--no-session", scripted=False, env={
+                "PI_CODING_AGENT_DIR": str(tmp_path / "agent"), "PI_FAUX": "1"}) as pi:
+            listed, _ = pi.call({"type": "get_available_models"})
+    assert [(m["provider"], m["id"]) for m in models["data"]["models"]] == [("fake", "fake-model")]
+    assert cycled["success"] is True and cycled["data"] is None  # pi 1.6: nothing to cycle to
+    assert named["success"] is True and named["data"]["id"] == "echo"  # asked for by name, it is used
+    assert ("faux", "echo") in {(m["provider"], m["id"]) for m in listed["data"]["models"]}

@@ -169,7 +169,8 @@ class RawJson(str):
 @command("set_model")
 async def _set_model(rpc: RpcServer, cmd: dict[str, Any]) -> Any:
     provider, model_id = field(cmd, "provider", str), field(cmd, "modelId", str)
-    model = next((m for m in _available(rpc) if m.provider == provider and m.id == model_id), None)
+    named = rpc.session.models.available_models(unlisted=True)  # named: also a provider never offered (faux)
+    model = next((m for m in named if m.provider == provider and m.id == model_id), None)
     if model is None:
         raise RpcError(f"Model not found: {provider}/{model_id}")
     await rpc.session.set_model(model)
@@ -180,7 +181,7 @@ async def _set_model(rpc: RpcServer, cmd: dict[str, Any]) -> Any:
 @command("cycle_model")
 async def _cycle_model(rpc: RpcServer, cmd: dict[str, Any]) -> Any:
     scoped = rpc.session.scoped_models
-    available = {(m.provider, m.id) for m in _available(rpc)}
+    available = {(m.provider, m.id) for m in rpc.session.models.available_models(unlisted=True)}
     candidates = [m for m in scoped if (m.provider, m.id) in available] if scoped else _available(rpc)
     current = rpc.session.model
     index = next((i for i, m in enumerate(candidates) if (m.provider, m.id) == (current.provider, current.id)), -1)
