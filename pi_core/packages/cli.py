@@ -309,23 +309,32 @@ def _matches(package: ResolvedPackage, source: PackageSource) -> bool:
 
 def _remove(host: PluginHost, given: list[str], local: bool) -> None:
     scope = _scope(local, host)
-    base = settings_base(scope, host.cwd, host.agent_dir)
     installer = _installer(host)
     for text in given:
         source = parse_source(text, host.cwd)
-        found = [p for p in _resolved(host) if p.scope in (scope, "environment") and _matches(p, source)]
+        found = [p for p in _resolved(host) if _matches(p, source) and (
+            p.scope in (scope, "environment") or (scope == "project" and p.project_filter is not None))]
         if not found:
             raise PackageCommandError(f"No matching package found for {text}")
         package = found[0]
+        if package.scope != scope and package.project_filter is not None:
+            _drop_entry(host, scope, package.source)  # only the project's filter goes; the user's install stays
+            typer.echo(f"Removed the project's filter for {text} (still installed for the user)")
+            continue
         typer.echo(f"Removing {text}...")
         installer.remove(package.source, scope if package.scope == scope else "user")
         if package.scope == scope:
-            entries = read_package_entries(base / "settings.json")
-            index = _find(entries, package.source, base)
-            if index is not None:
-                del entries[index]
-                _write_entries(host, scope, entries)
+            _drop_entry(host, scope, package.source)
         typer.echo(f"Removed {text}")
+
+
+def _drop_entry(host: PluginHost, scope: Scope, source: PackageSource) -> None:
+    base = settings_base(scope, host.cwd, host.agent_dir)
+    entries = read_package_entries(base / "settings.json")
+    index = _find(entries, source, base)
+    if index is not None:
+        del entries[index]
+        _write_entries(host, scope, entries)
 
 
 def _list(host: PluginHost, as_json: bool) -> int:
@@ -367,7 +376,11 @@ def _list(host: PluginHost, as_json: bool) -> int:
 
 
 def _print_package(package: ResolvedPackage, errors: dict[str, str | None], registered: dict[str, str]) -> None:
-    label = package.source.text + (" (filtered)" if package.filtered else "")
+    label = package.source.text
+    if package.project_filter is not None:
+        label += " (filtered by this project: autoload false)"
+    elif package.filtered:
+        label += " (filtered)"
     if package.dist and package.version:
         label += f"  [{package.dist} {package.version}]"
     typer.echo(f"  {label}")
@@ -392,6 +405,7 @@ def _row(package: ResolvedPackage, errors: dict[str, str | None], registered: di
         "source": package.source.text, "identity": package.source.identity, "scope": package.scope,
         "kind": package.source.kind, "dist": package.dist, "dist_key": normalise(package.dist) if package.dist else None,
         "version": package.version, "installed": package.installed, "filtered": package.filtered,
+        "project_filter": package.project_filter,
         "root": str(package.root) if package.root else None, "pinned": package.source.pinned,
         "resources": [{"kind": r.kind, "name": r.name, "path": str(r.path) if r.path else None,
                        "enabled": r.enabled, "note": r.note} for r in package.resources],
@@ -556,7 +570,10 @@ def _config(host: PluginHost, action: str | None, package_text: str | None, reso
         for package in packages:
             if not package.resources:
                 continue
-            typer.echo(f"{package.source.text} ({'project' if package.scope == 'project' else 'user'})")
+            where = "project" if package.scope == "project" else "user"
+            if package.project_filter is not None:
+                where += "; filtered by this project"
+            typer.echo(f"{package.source.text} ({where})")
             for resource in package.resources:
                 mark = "-" if resource.note else "x" if resource.enabled else " "
                 typer.echo(f"  [{mark}] {resource.kind:<10} {resource.name}" + (f"  ({resource.note})" if resource.note else ""))
@@ -595,7 +612,10 @@ def _config(host: PluginHost, action: str | None, package_text: str | None, reso
 
 def switch_package_resources(host: PluginHost, package: ResolvedPackage, chosen: Sequence[Any], enabled: bool,
                              scope: Scope) -> None:
-    """Write ``+name``/``-name`` filter entries for ``chosen`` resources of ``package`` into ``scope``'s file."""
+    """Write ``+name``/``-name`` filter entries for ``chosen`` resources of ``package`` into ``scope``'s file.
+
+    A user package switched for one project gets a project entry with ``"autoload": false`` (pi writes
+    the same): it filters the user's entry instead of replacing it."""
     from . import filters
 
     base = settings_base(scope, host.cwd, host.agent_dir)
@@ -604,6 +624,8 @@ def switch_package_resources(host: PluginHost, package: ResolvedPackage, chosen:
     entry: dict[str, Any]
     if index is None:
         entry = {"source": settings_text(package.source, base)}
+        if scope == "project" and package.scope == "user":
+            entry["autoload"] = False
         entries.append(entry)
     else:
         old = entries[index]
@@ -611,7 +633,12 @@ def switch_package_resources(host: PluginHost, package: ResolvedPackage, chosen:
         entries[index] = entry
     for resource in chosen:
         current = entry.get(resource.kind)
-        entry[resource.kind] = filters.toggle(current if isinstance(current, list) else [], resource.name, enabled)
+        current = [str(e) for e in current] if isinstance(current, list) else []
+        if resource.path is not None and package.root is not None:
+            # an earlier switch may name the same resource another way (a skill by its directory)
+            current = [e for e in current if not (e[:1] in "+-!" and
+                                                  filters.matches_exact(resource.path, [e[1:]], package.root))]
+        entry[resource.kind] = filters.toggle(current, resource.name, enabled)
     _write_entries(host, scope, entries)
 
 

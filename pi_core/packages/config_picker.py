@@ -35,11 +35,14 @@ def rows_for(host: PluginHost, trusted: bool) -> RowSource:
 
     def build(scope: str) -> list[Row]:
         rows: list[Row] = []
-        for package in cli._resolved(host, trusted):
-            mine = (package.scope == "project") == (scope == "project")
-            if not mine or not package.resources:
+        # The user tab shows the user's own choices; the project tab every package as this project has
+        # it, and switching a user package there writes an `autoload: false` project entry.
+        for package in cli._resolved(host, trusted if scope == "project" else False):
+            shown = ("user", "environment", "temporary") if scope == "user" else ("project", "user", "environment")
+            if not package.resources or package.scope not in shown:
                 continue
-            rows.append(Row(package.source.text))
+            inherited = scope == "project" and package.scope != "project"
+            rows.append(Row(package.source.text + (f"  ({package.scope} settings)" if inherited else "")))
             for resource in package.resources:
                 if resource.note:
                     rows.append(Row(f"{resource.kind}: {resource.name}  ({resource.note})", 1))

@@ -12,6 +12,10 @@ A glob matches a resource's path relative to the package root, its file name, or
 too, so ``-skills/review`` switches the ``review`` skill off. An empty list loads nothing.
 For resources that were found rather than listed (auto-discovered), only the ``!``, ``+`` and ``-``
 entries act, as on/off overrides — that is what ``pi config`` writes.
+
+A project entry with ``"autoload": false`` is a *delta* (:func:`delta_states`): it decides only the
+resources its entries match, the last matching entry winning (plain and ``+`` switch on, ``!`` and ``-``
+switch off); everything else keeps the state the user's entry gives it.
 """
 
 from __future__ import annotations
@@ -145,11 +149,41 @@ def name_filter(names: Sequence[str], entries: Sequence[str]) -> set[str]:
     return chosen - set(force_out)
 
 
+def _delta_entry(entry: str) -> tuple[str, bool, bool]:
+    """``(target, enabled, exact)`` of one delta entry."""
+    prefix = entry[:1]
+    target = entry[1:] if prefix in "+-!" else entry
+    return target, prefix not in "-!", prefix in "+-"
+
+
+def delta_states(paths: Sequence[Path], entries: Sequence[str], root: Path) -> dict[Path, bool]:
+    """The on/off state that an ``autoload: false`` entry list gives the ``paths`` it matches (pi's rule:
+    entries in order, the last match decides; ``+``/``-`` match exactly, plain and ``!`` entries as globs)."""
+    states: dict[Path, bool] = {}
+    for entry in entries:
+        target, enabled, exact = _delta_entry(entry)
+        for path in paths:
+            if (matches_exact if exact else matches_glob)(path, [target], root):
+                states[path] = enabled
+    return states
+
+
+def name_delta_states(names: Sequence[str], entries: Sequence[str]) -> dict[str, bool]:
+    """:func:`delta_states` for resources known by name (a Python distribution's plugins)."""
+    states: dict[str, bool] = {}
+    for entry in entries:
+        target, enabled, exact = _delta_entry(entry)
+        for name in names:
+            if name == target or (not exact and glob_match(name, target)):
+                states[name] = enabled
+    return states
+
+
 def toggle(entries: Sequence[str], target: str, enabled: bool) -> list[str]:
     """``entries`` with any ``!``/``+``/``-`` entry for ``target`` replaced by ``+target`` or ``-target``."""
     kept = [e for e in entries if not (e[:1] in "!+-" and _normal(e[1:]).rstrip("/") == _normal(target))]
     return [*kept, ("+" if enabled else "-") + target]
 
 
-__all__ = ["apply_filter", "enabled_by_overrides", "glob_match", "matches_exact", "matches_glob", "name_filter",
-           "split", "toggle"]
+__all__ = ["apply_filter", "delta_states", "enabled_by_overrides", "glob_match", "matches_exact", "matches_glob",
+           "name_delta_states", "name_filter", "split", "toggle"]

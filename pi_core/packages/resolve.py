@@ -3,6 +3,9 @@
 Packages come from the settings ``packages`` lists — the project's first (only in a trusted project),
 then the user's; for the same package the project entry wins — and from Python distributions in
 pi's environment that declare pi entry points without being listed (installed with pip directly).
+A project entry with ``"autoload": false`` is pi's exception: it does not replace the user's entry of
+the same package but filters it for this project (a delta); without a user entry it loads only what its
+own patterns switch on.
 Resolving reads files and package metadata only: nothing is imported, installed or fetched.
 """
 
@@ -62,10 +65,13 @@ class ResolvedPackage:
     problem: str | None = None
     location: Path | None = None
     """A local or git source's directory on disk (a Python project's checkout, not where it installs)."""
+    project_filter: dict[str, Any] | None = None
+    """The project's ``autoload: false`` entry that filters this user package in this project."""
 
     @property
     def filtered(self) -> bool:
-        return isinstance(self.entry, dict) and any(k in self.entry for k in RESOURCE_KINDS)
+        return self.project_filter is not None or (isinstance(self.entry, dict) and (
+            is_delta(self.entry) or any(k in self.entry for k in RESOURCE_KINDS)))
 
     def enabled(self, kind: ResourceKind) -> list[PackageResource]:
         return [r for r in self.resources if r.kind == kind and r.enabled and r.note is None]
@@ -144,6 +150,11 @@ def read_package_entries(path: Path) -> list[str | dict[str, Any]]:
 
 def entry_source(entry: str | dict[str, Any]) -> str:
     return entry if isinstance(entry, str) else str(entry.get("source", ""))
+
+
+def is_delta(entry: str | dict[str, Any]) -> bool:
+    """Whether a settings entry is pi's ``autoload: false`` form (only its patterns act)."""
+    return isinstance(entry, dict) and entry.get("autoload") is False
 
 
 # -------------------------------------------------------------------------------------------------
@@ -271,17 +282,7 @@ def resolve_packages(cwd: Path | str, agent_dir: Path | str | None = None, *, tr
     for source, location in temporary:
         _add(result, seen, _resolve_one(source, "temporary", source.text, location, dists))
     scopes: list[Scope] = ["project", "user"] if trusted else ["user"]
-    for scope in scopes:
-        base = settings_base(scope, cwd_path, agent)
-        for entry in read_package_entries(base / SETTINGS_FILE):
-            try:
-                source = parse_source(entry_source(entry), base)
-            except SourceError as exc:
-                broken = PackageSource(entry_source(entry), "local", path=None)
-                _add(result, seen, ResolvedPackage(broken, scope, entry, problem=str(exc)))
-                continue
-            location = _managed_location(source, scope, cwd_path, agent)
-            _add(result, seen, _resolve_one(source, scope, entry, location, dists))
+    _add_settings_packages(result, seen, scopes, cwd_path, agent, dists)
     if include_environment:
         listed = {normalise(p.dist) for p in result.packages if p.dist}
         for key, info in sorted(dists.items()):
@@ -289,6 +290,69 @@ def resolve_packages(cwd: Path | str, agent_dir: Path | str | None = None, *, tr
                 source = PackageSource(f"pypi:{info.name}", "pypi", name=info.name, requirement=info.name)
                 _add(result, seen, _python_package(source, "environment", source.text, info.name, dists))
     return result
+
+
+def _add_settings_packages(result: PackageSet, seen: set[str], scopes: list[Scope], cwd: Path, agent: Path,
+                           dists: dict[str, _Dist]) -> None:
+    """The settings' packages, scope by scope; a project's ``autoload: false`` entry for a package the
+    user also lists becomes a filter on the user's package instead of a package of its own."""
+    listed = {scope: _parsed_entries(scope, cwd, agent) for scope in scopes}
+    user_ids = {parsed.identity for _, parsed in listed["user"] if isinstance(parsed, PackageSource)}
+    deltas: dict[str, dict[str, Any]] = {}
+    for scope in scopes:
+        for entry, parsed in listed[scope]:
+            if isinstance(parsed, str):
+                broken = PackageSource(entry_source(entry), "local", path=None)
+                _add(result, seen, ResolvedPackage(broken, scope, entry, problem=parsed))
+                continue
+            delta = entry if scope == "project" and isinstance(entry, dict) and is_delta(entry) else None
+            if delta is not None and parsed.identity in user_ids:
+                deltas.setdefault(parsed.identity, delta)  # applied to the user's entry below
+                continue
+            location = _managed_location(parsed, scope, cwd, agent)
+            package = _resolve_one(parsed, scope, entry if delta is None else parsed.text, location, dists)
+            package.entry = entry
+            if delta is not None:
+                _apply_delta(package, delta, start_empty=True)
+            elif scope == "user" and parsed.identity in deltas:
+                package.project_filter = deltas[parsed.identity]
+                _apply_delta(package, package.project_filter, start_empty=False)
+            _add(result, seen, package)
+
+
+def _parsed_entries(scope: Scope, cwd: Path, agent: Path) -> list[tuple[str | dict[str, Any], PackageSource | str]]:
+    """A scope's settings entries with their parsed sources (or why a source cannot be read)."""
+    base = settings_base(scope, cwd, agent)
+    out: list[tuple[str | dict[str, Any], PackageSource | str]] = []
+    for entry in read_package_entries(base / SETTINGS_FILE):
+        try:
+            out.append((entry, parse_source(entry_source(entry), base)))
+        except SourceError as exc:
+            out.append((entry, str(exc)))
+    return out
+
+
+def _apply_delta(package: ResolvedPackage, entry: dict[str, Any], *, start_empty: bool) -> None:
+    """Switch ``package``'s resources as an ``autoload: false`` entry says; with ``start_empty`` (no
+    user entry to filter) everything its patterns do not switch on stays off."""
+    for kind in RESOURCE_KINDS:
+        of_kind = [r for r in package.resources if r.kind == kind and r.note is None]
+        if start_empty:
+            for resource in of_kind:
+                resource.enabled = False
+        patterns = entry.get(kind)
+        if not isinstance(patterns, list) or not patterns:
+            continue
+        entries = [str(p) for p in patterns]
+        if kind == "extensions" and package.dist:
+            by_name = filters.name_delta_states([r.name for r in of_kind], entries)
+            for resource in of_kind:
+                resource.enabled = by_name.get(resource.name, resource.enabled)
+        elif package.root is not None:
+            by_path = filters.delta_states([r.path for r in of_kind if r.path is not None], entries, package.root)
+            for resource in of_kind:
+                if resource.path is not None:
+                    resource.enabled = by_path.get(resource.path, resource.enabled)
 
 
 def _add(result: PackageSet, seen: set[str], package: ResolvedPackage) -> None:
@@ -394,5 +458,5 @@ def iter_resources(packages: Iterable[ResolvedPackage]) -> Iterable[tuple[Resolv
 
 
 __all__ = ["PackageSet", "ResolvedPackage", "PackageResource", "describe", "discover_package_resources",
-           "environment_dists", "git_root", "iter_resources", "project_name", "read_package_entries",
+           "environment_dists", "git_root", "is_delta", "iter_resources", "project_name", "read_package_entries",
            "resolve_packages", "settings_base", "settings_file"]

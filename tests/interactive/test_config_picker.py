@@ -65,3 +65,32 @@ def test_an_untrusted_project_shows_only_the_user_scope(tmp_path: Path) -> None:
     finally:
         app.close()
     assert not (project / ".pi" / "settings.json").exists()
+
+
+def test_the_project_tab_switches_a_user_package_for_this_project_only(tmp_path: Path) -> None:
+    agent_dir, project, package = tmp_path / "agent", tmp_path / "repo", tmp_path / "pkg"
+    _skill(package / "skills", "greet")
+    (package / "prompts").mkdir()
+    (package / "prompts" / "review.md").write_text("Review $1\n")
+    agent_dir.mkdir()
+    (agent_dir / "settings.json").write_text(json.dumps({"packages": [str(package)]}))
+    project.mkdir()
+    app = _start(project, agent_dir, "-a", "-l")
+    try:
+        app.wait_for("Project resources")
+        app.wait_for(f"{package}  (user settings)")
+        app.wait_for("[x] skills: skills/greet/SKILL.md")
+        app.send(" ")
+        app.wait_for("[ ] skills: skills/greet/SKILL.md")
+        # pi's form: the project entry filters the user's entry instead of replacing it
+        assert json.loads((project / ".pi" / "settings.json").read_text()) == {"packages": [
+            {"source": "../../pkg", "autoload": False, "skills": ["-skills/greet/SKILL.md"]}]}
+        app.send("\t")
+        app.wait_for("User resources")
+        app.wait_for("[x] skills: skills/greet/SKILL.md")  # the user's own choice is unchanged
+        assert "(user settings)" not in app.text().split("User resources")[-1]
+        app.send("q")
+        assert app.wait_exit() == 0
+    finally:
+        app.close()
+    assert json.loads((agent_dir / "settings.json").read_text()) == {"packages": [str(package)]}

@@ -211,3 +211,81 @@ def test_dash_e_uses_a_git_package_for_one_run_without_settings(tmp_path: Path, 
     assert "skills/fresh/SKILL.md" in run_pi(PY, tmp_path, "-e", source, "list").stdout
     offline = run_pi(PY, tmp_path, "-e", "git+file:///no/such/repo", "list")
     assert offline.returncode == 1 and "git clone" in offline.stderr and "Traceback" not in offline.stderr
+
+
+def _project_settings(project: Path, entries: list) -> None:
+    write(project / ".pi" / "settings.json", json.dumps({"packages": entries}))
+
+
+def test_a_project_autoload_false_entry_filters_the_users_package(tmp_path: Path, agent_dir: Path) -> None:
+    package = pi_package_dir(tmp_path / "pkg")
+    skill(package / "skills", "second")
+    project = tmp_path / "project"
+    agent_dir.mkdir(parents=True, exist_ok=True)
+    (agent_dir / "settings.json").write_text(json.dumps({"packages": [{"source": str(package), "prompts": [],
+                                                                      "themes": []}]}))
+    _project_settings(project, [{"source": os.path.relpath(package, project / ".pi"), "autoload": False,
+                                 "skills": ["-skills/greet"], "prompts": ["+prompts/review.md"],
+                                 "extensions": ["!**/shout.py"]}])
+
+    here = session_resources(PY, project, "-a")
+    assert "greet" not in here["skills"] and "second" in here["skills"]
+    assert "review" in here["prompts"]  # switched on here although the user's own entry has `prompts: []`
+    assert "shout" not in here["tools"]
+    assert here["themes"] == []  # a kind the project names nothing of stays as the user has it
+    untrusted = session_resources(PY, project)
+    assert {"greet", "second"} <= set(untrusted["skills"]) and "shout" in untrusted["tools"]
+    assert "review" not in untrusted["prompts"]
+
+    listed = run_pi(PY, project, "-a", "list")
+    assert listed.returncode == 0, listed.stdout  # one package, the user's: nothing is missing
+    assert f"{package} (filtered by this project: autoload false)" in listed.stdout
+    assert "Project packages:" not in listed.stdout
+
+    # without `autoload: false` the project entry replaces the user's, filters and all
+    _project_settings(project, [{"source": str(package), "skills": ["-skills/greet"]}])
+    replaced = session_resources(PY, project, "-a")
+    assert "greet" not in replaced["skills"] and "shout" in replaced["tools"] and "review" in replaced["prompts"]
+    assert replaced["themes"] == ["sunset"]
+
+
+def test_an_autoload_false_entry_without_a_user_entry_loads_only_what_it_names(tmp_path: Path) -> None:
+    package = pi_package_dir(tmp_path / "pkg")
+    skill(package / "skills", "second")
+    project = tmp_path / "project"
+    _project_settings(project, [{"source": "../../pkg", "autoload": False, "skills": ["greet"],
+                                 "extensions": ["+extensions/shout.py"]}])
+    resources = session_resources(PY, project, "-a")
+    assert "greet" in resources["skills"] and "second" not in resources["skills"]
+    assert "shout" in resources["tools"]
+    assert "review" not in resources["prompts"] and resources["themes"] == []
+
+
+def test_config_local_switches_a_user_package_for_one_project_with_an_autoload_false_entry(
+        tmp_path: Path, agent_dir: Path) -> None:
+    root = pi_package_dir(tmp_path / "repo", tool=None)
+    skill(root / "skills", "second")
+    repo = git_repo(root)
+    source = f"git+file://{repo}"
+    assert run_pi(PY, tmp_path, "install", source).returncode == 0
+    project = tmp_path / "project"
+    project.mkdir()
+
+    off = run_pi(PY, project, "-a", "config", "-l", "disable", source, "greet")
+    assert off.returncode == 0, off.stderr
+    assert json.loads((project / ".pi" / "settings.json").read_text())["packages"] == [
+        {"source": source, "autoload": False, "skills": ["-skills/greet/SKILL.md"]}]
+    listed = run_pi(PY, project, "-a", "list")
+    assert listed.returncode == 0, listed.stdout  # the user's clone serves the project: no project clone
+    assert not (project / ".pi" / "git").exists()
+    here = session_resources(PY, project, "-a")
+    assert "greet" not in here["skills"] and "second" in here["skills"]
+    assert "greet" in session_resources(PY, tmp_path)["skills"]  # other directories keep the user's choice
+
+    removed = run_pi(PY, project, "-a", "remove", "-l", source)
+    assert removed.returncode == 0, removed.stderr
+    assert "Removed the project's filter" in removed.stdout
+    assert json.loads((project / ".pi" / "settings.json").read_text())["packages"] == []
+    assert settings(agent_dir)["packages"] == [source]
+    assert (agent_dir / "git" / "local" / str(repo).strip("/") / "skills" / "greet").is_dir()
+    assert "greet" in session_resources(PY, project, "-a")["skills"]

@@ -71,6 +71,16 @@ def test_local_project_resources_come_from_entry_point_metadata(scratch_python: 
         ("extensions", "sample"), ("skills", "pi_sample/skills/sample-skill/SKILL.md"),
         ("prompts", "pi_sample/prompts/explain.md"), ("themes", "pi_sample/assets/themes/sample-theme.json")}
 
+    # a project's `autoload: false` entry filters the user's entry by plugin name and by path, here only
+    project = tmp_path / "project"
+    write(project / ".pi" / "settings.json", json.dumps({"packages": [{
+        "source": os.path.relpath(tmp_path / "sample", project / ".pi"), "autoload": False,
+        "extensions": ["-sample"], "themes": ["!**/sample-*.json"]}]}))
+    filtered = session_resources(scratch_python, project, "-a")
+    assert "sample_tool" not in filtered["tools"] and filtered["themes"] == []
+    assert "sample-skill" in filtered["skills"] and "explain" in filtered["prompts"]  # the user's entry: all
+    assert "sample_tool" in session_resources(scratch_python, project)["tools"]  # untrusted: not filtered
+
 
 def test_resources_of_an_installed_distribution_are_found_without_importing_it(scratch_python: Path,
                                                                                tmp_path: Path) -> None:
