@@ -3,7 +3,8 @@
 :func:`transform_messages` runs in every provider's message converter (pi's ``transformMessages``):
 
 * a message is "same model" when its ``provider``, ``api`` and ``model`` all equal the target's;
-* thinking of another model becomes plain text (redacted or empty thinking is dropped); same-model
+* thinking of another model is dropped, as pi does (its signature is only valid for the model that wrote
+  it, and replayed as text the new model would take it for part of the visible reply); same-model
   thinking with a signature is kept even when its text is empty (encrypted reasoning);
 * text of another model loses its signature; tool calls of another model lose ``thought_signature`` and
   get their id passed through the provider's normaliser (results follow the renamed id);
@@ -81,9 +82,8 @@ def _convert_assistant(message: Any, model: Model, normalize: IdNormalizer | Non
     for block in message.content:
         kind = block.type
         if kind == "thinking":
-            if not block.redacted and block.thinking.strip():
-                blocks.append(text_block(block.thinking) if view else TextContent(text=block.thinking))
-        elif kind == "text":
+            continue
+        if kind == "text":
             blocks.append(text_block(block.text) if view else TextContent(text=block.text))
         elif kind == "toolCall":
             new_id = normalize(block.id, model, message) if normalize else block.id

@@ -153,7 +153,7 @@ def test_tool_call_stream_and_the_replayed_conversation() -> None:
     assert len(mapped) == 9 and mapped.isalnum()
     assert sent[1] == {"role": "user", "content": [{"type": "text", "text": "Look"},
                                                    {"type": "image_url", "image_url": "data:image/png;base64,iVBORw0KGgo="}]}
-    # another model's thinking arrives as text (cross-provider handoff), in Mistral's assistant shape
+    # another model's thinking is dropped (cross-provider handoff), in Mistral's assistant shape
     assert sent[2]["role"] == "assistant" and sent[2]["prefix"] is False
     assert sent[2]["tool_calls"] == [{"id": mapped, "type": "function", "index": 0,
                                       "function": {"name": "read", "arguments": "{\"path\":\"c.txt\"}"}}]

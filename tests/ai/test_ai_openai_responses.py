@@ -206,14 +206,14 @@ def test_every_chunk_boundary_gives_the_same_result() -> None:
     assert run(every_split(model(), CTX, data, REGISTRY), timeout=120) == len(data) - 1
 
 
-def test_thinking_of_another_provider_is_sent_as_text() -> None:
+def test_thinking_of_another_provider_is_not_sent() -> None:
     other = AssistantMessage(content=[ThinkingContent(thinking="deep thought", thinking_signature="sig"),
                                       TextContent(text="answer")],
                              api="anthropic-messages", provider="anthropic", model="claude", stop_reason="stop")
     items = build_payload(model(), Context(messages=[UserMessage(content="q"), other, UserMessage(content="q2")]),
                           StreamOptions())["input"]
     texts = [i["content"][0]["text"] for i in items if i.get("type") == "message"]
-    assert texts == ["deep thought", "answer"]
+    assert texts == ["answer"]  # pi 1.6 drops another model's thinking
 
 
 def test_session_affinity_headers_and_prompt_cache_key_modes() -> None:
