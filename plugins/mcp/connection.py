@@ -5,6 +5,11 @@ This module imports the SDK, so it is imported only once a server is configured 
 entered and left in one task, so each connection runs in a task of its own; calls are made from any
 task. The connection notices a server that went away (its output ended), reports it as disconnected
 and connects again on the next call.
+
+HTTP servers are retried as pi retries them: connecting (``initialize`` and ``tools/list``) twice more
+after 0.25 s and 1 s when it failed on the network or with HTTP 408, 429 or 5xx (not 501); a resource
+request once after 0.25 s on such a status; a tool call never, since the server may have run it. An
+error status ends the SDK's whole transport, so the next request connects again.
 """
 
 from __future__ import annotations
@@ -35,10 +40,16 @@ from .log import ServerLog, StderrTail
 T = TypeVar("T")
 GUARD = Path(__file__).with_name("_guard.py")
 OnChange = Callable[["Connection"], None]
+CONNECT_RETRY_DELAYS = (0.25, 1.0)
+"""Seconds before each further attempt to connect to an HTTP server that failed transiently (pi's)."""
 
 
 class ServerCallError(Exception):
     """A call failed for a reason of the server or the connection (not an MCP error result)."""
+
+
+class TransientHttpError(ServerCallError):
+    """The server answered a request with an HTTP status worth another attempt (408, 429, 5xx but 501)."""
 
 
 class Connection:
@@ -70,6 +81,8 @@ class Connection:
         self._stderr = StderrTail()
         self._stderr_readers: set[Any] = set()
         self._stderr_done = asyncio.Event()
+        self._ended_by: BaseException | None = None
+        """What ended the current connection (an HTTP error status ends the SDK's whole transport)."""
 
     @property
     def name(self) -> str:
@@ -97,33 +110,28 @@ class Connection:
 
     async def _serve(self, ready: asyncio.Future[ClientSession], stop: asyncio.Event) -> None:
         self._set_state("connecting")
-        self._stderr.clear()
-        session: ClientSession | None = None
+        self._ended_by = None
+        delays = list(CONNECT_RETRY_DELAYS) if self.entry.is_http else []
         try:
-            async with contextlib.AsyncExitStack() as stack:
-                read, write = await self._transport(stack)
-                tasks = await stack.enter_async_context(anyio.create_task_group())
-                stack.callback(tasks.cancel_scope.cancel)
-                read = self._watch(read, tasks, stop)
-                session = await stack.enter_async_context(ClientSession(
-                    read, write, logging_callback=self._on_log, message_handler=self._on_message,
-                    list_roots_callback=self._roots, client_info=types.Implementation(name="pi", version=__version__)))
-                with anyio.fail_after(self.timeout):
-                    init = await session.initialize()
-                    tools = await _all_tools(session) if init.capabilities.tools is not None else []
-                self.tools = tools
-                self.instructions = (init.instructions or "").strip() or None
-                self.has_resources = init.capabilities.resources is not None
-                self._session = session
-                self.error = None
-                self._set_state("connected")
-                self.on_tools(self)
-                ready.set_result(session)
-                await stop.wait()
-        except BaseException as exc:  # noqa: BLE001 - every failure is the connection's state
-            self._failed(ready, exc)
-            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
-                raise
+            while True:
+                try:
+                    await self._serve_once(ready, stop)
+                    return
+                except BaseException as exc:  # noqa: BLE001 - every failure is the connection's state
+                    if ready.done() or not delays or self._closed or not _transient(exc) or self.needs_sign_in():
+                        self._ended_by = exc
+                        self._failed(ready, exc)
+                        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                            raise
+                        return
+                    delay = delays.pop(0)
+                    self.log.write(self.name, "warning", f"connecting failed ({_describe(exc, self.timeout)}); "
+                                                         f"trying again in {delay:g} s")
+                try:
+                    await asyncio.sleep(delay)
+                except asyncio.CancelledError as exc:  # closed while waiting to try again
+                    self._failed(ready, exc)
+                    return
         finally:
             self._session = None
             self._gone.set()
@@ -134,8 +142,34 @@ class Connection:
                 if sign_in:
                     self._set_state("needs-auth", sign_in)
                 else:
+                    ended = _describe(self._ended_by, self.timeout) if _http_status(self._ended_by) else \
+                        "Connection closed"
                     self._set_state("closed" if self._closed else "disconnected",
-                                    None if self._closed else _with_tail("Connection closed", self._stderr.text()))
+                                    None if self._closed else _with_tail(ended, self._stderr.text()))
+
+    async def _serve_once(self, ready: asyncio.Future[ClientSession], stop: asyncio.Event) -> None:
+        """One attempt: connect, list the tools, then hold the connection until ``stop`` or its end."""
+        self._stderr.clear()
+        async with contextlib.AsyncExitStack() as stack:
+            read, write = await self._transport(stack)
+            tasks = await stack.enter_async_context(anyio.create_task_group())
+            stack.callback(tasks.cancel_scope.cancel)
+            read = self._watch(read, tasks, stop)
+            session = await stack.enter_async_context(ClientSession(
+                read, write, logging_callback=self._on_log, message_handler=self._on_message,
+                list_roots_callback=self._roots, client_info=types.Implementation(name="pi", version=__version__)))
+            with anyio.fail_after(self.timeout):
+                init = await session.initialize()
+                tools = await _all_tools(session) if init.capabilities.tools is not None else []
+            self.tools = tools
+            self.instructions = (init.instructions or "").strip() or None
+            self.has_resources = init.capabilities.resources is not None
+            self._session = session
+            self.error = None
+            self._set_state("connected")
+            self.on_tools(self)
+            ready.set_result(session)
+            await stop.wait()
 
     def needs_sign_in(self) -> str | None:
         """Why the server needs OAuth sign-in, when its last request found that out."""
@@ -238,7 +272,15 @@ class Connection:
         return await self._bounded(call, f"tool {name}", deadline)
 
     async def request(self, run: Callable[[ClientSession], Awaitable[T]], what: str) -> T:
-        """Any other request (resources), within the server's time limit."""
+        """Any other request (resources, which only read), within the server's time limit; tried once more
+        after an HTTP status worth it."""
+        try:
+            return await self._request_once(run, what)
+        except TransientHttpError:
+            await asyncio.sleep(CONNECT_RETRY_DELAYS[0])
+        return await self._request_once(run, what)
+
+    async def _request_once(self, run: Callable[[ClientSession], Awaitable[T]], what: str) -> T:
         session = await self.client()
         return await self._bounded(asyncio.ensure_future(run(session)), what, [time.monotonic() + self.timeout])
 
@@ -256,9 +298,7 @@ class Connection:
                     sign_in = self.needs_sign_in()
                     if sign_in:
                         raise ServerCallError(f'MCP server "{self.name}" {sign_in}')
-                    await self._last_words()
-                    raise ServerCallError(f'MCP server "{self.name}" closed the connection during {what}'
-                                          f"{_tail_suffix(self._stderr.text())}")
+                    raise await self._lost(what)
                 if time.monotonic() >= deadline[0]:
                     call.cancel()
                     raise ServerCallError(f'MCP server "{self.name}" did not answer {what} within '
@@ -271,12 +311,22 @@ class Connection:
             if sign_in:
                 raise ServerCallError(f'MCP server "{self.name}" {sign_in}') from exc
             if exc.error.code == CONNECTION_CLOSED:
-                await self._last_words()
-                raise ServerCallError(f'MCP server "{self.name}" closed the connection during {what}'
-                                      f"{_tail_suffix(self._stderr.text())}") from exc
+                raise await self._lost(what) from exc
             raise ServerCallError(f'MCP server "{self.name}": {exc.error.message}') from exc
         finally:
             gone.cancel()
+
+    async def _lost(self, what: str) -> ServerCallError:
+        """Why a request failed together with its connection: an HTTP error status, or the server left."""
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self._gone.wait(), 0.5)  # the transport's own error comes as it ends
+        status = _http_status(self._ended_by)
+        if status is not None:
+            kind = TransientHttpError if _transient(self._ended_by) else ServerCallError
+            return kind(f'MCP server "{self.name}" answered HTTP {status} during {what}')
+        await self._last_words()
+        return ServerCallError(f'MCP server "{self.name}" closed the connection during {what}'
+                               f"{_tail_suffix(self._stderr.text())}")
 
     async def _last_words(self) -> None:
         """Give a server that went away a moment to finish its stderr (it explains the crash)."""
@@ -384,7 +434,31 @@ async def _all_tools(session: ClientSession) -> list[types.Tool]:
     return tools
 
 
-def _describe(exc: BaseException, timeout: float) -> str:
+def _root(exc: BaseException | None) -> BaseException | None:
+    """The first error inside (nested) exception groups that is not a cancellation."""
+    while isinstance(exc, BaseExceptionGroup):
+        inner = [e for e in exc.exceptions if not isinstance(e, asyncio.CancelledError)]
+        if not inner:
+            break
+        exc = inner[0]
+    return exc
+
+
+def _http_status(exc: BaseException | None) -> int | None:
+    root = _root(exc)
+    return root.response.status_code if isinstance(root, httpx.HTTPStatusError) else None
+
+
+def _transient(exc: BaseException | None) -> bool:
+    """A network failure, or an overloaded or restarting server: worth another attempt (pi's rule)."""
+    status = _http_status(exc)
+    if status is not None:
+        return status in (408, 429) or (status >= 500 and status != 501)
+    root = _root(exc)
+    return isinstance(root, httpx.TransportError) and not isinstance(root, httpx.TimeoutException)
+
+
+def _describe(exc: BaseException | None, timeout: float) -> str:
     if isinstance(exc, BaseExceptionGroup):
         inner = [e for e in exc.exceptions if not isinstance(e, asyncio.CancelledError)]
         if inner:
@@ -410,4 +484,4 @@ def _tail_suffix(tail: str) -> str:
     return f"\n{tail}" if tail else ""
 
 
-__all__ = ["Connection", "ServerCallError"]
+__all__ = ["Connection", "ServerCallError", "TransientHttpError"]

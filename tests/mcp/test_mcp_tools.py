@@ -44,6 +44,34 @@ def test_an_http_server_with_a_bearer_token_from_the_environment(ws: Path, tmp_p
     assert tool_results(server.requests[1])[0]["content"] == "42"
 
 
+def test_http_requests_are_retried_as_pi_retries_them(ws: Path, tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    log = tmp_path / "requests.log"
+    # the server answers the first initialize, the first tool call and the first resource read with 503
+    busy = [a for method in ("initialize", "tools/call", "resources/read") for a in ("--unavailable", method)]
+    with HttpServer(*busy, "--requests", str(log)) as http:
+        write_mcp(agent, {"web": {"url": http.url, "exposure": "direct"}})
+        turns = [call("mcp__web__echo", {"text": "first"}, "c1"),
+                 call("read_mcp_resource", {"server": "web", "uri": "demo://readme"}, "c2"),
+                 call("mcp__web__echo", {"text": "second"}, "c3"), {"text": "done"}]
+        with FakeOpenAI(turns) as server:
+            write_agent_dir(agent, server.base_url)
+            result = run_pi(ws, agent, *model_args(), "-p", "go")
+    assert result.returncode == 0, result.stderr
+    assert "mcp__web__echo" in tool_names(server.requests[0])  # connected on the second attempt
+    outcomes = [tool_results(request)[-1]["content"] for request in server.requests[1:]]
+    # a tool call is never tried again (the server may have run it); a resource read is, once
+    assert outcomes == ['MCP server "web" answered HTTP 503 during tool echo',
+                        "Demo server README: tools echo and add.", "echo:second"]
+    received = log.read_text().splitlines()
+    assert [r for r in received if r.startswith("tools/call")] == [
+        'tools/call echo {"text": "first"}', 'tools/call echo {"text": "second"}']
+    assert received.count("resources/read") == 2
+    # initialize: 503, then connected; after each 503 the SDK's transport is gone, so the next request connects again
+    assert received.count("initialize") == 4
+    assert "[web] warning connecting failed (HTTP 503 from http://127.0.0.1:" in (agent / "mcp.log").read_text()
+
+
 def test_an_error_result_and_an_image_result(ws: Path, tmp_path: Path) -> None:
     agent = tmp_path / "agent"
     write_mcp(agent, {"demo": stdio_server(exposure="direct")})

@@ -3,6 +3,9 @@
 ``python demo_server.py [--http PORT] [--hang] [--stubborn] [--instructions TEXT]``: stdio by default,
 streamable HTTP on 127.0.0.1 with ``--http``. ``--hang`` never answers (it reads nothing);
 ``--stubborn`` starts a child that ignores the end of stdin and SIGTERM (for orphan checks).
+Over HTTP, ``--unavailable METHOD`` (repeatable) answers the next request of that JSON-RPC method with
+503 Service Unavailable, once per occurrence, and ``--requests FILE`` appends a line per request
+received (the method, and for ``tools/call`` the tool and its arguments).
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import json
 import os
 import subprocess
 import sys
@@ -131,12 +135,55 @@ def build(instructions: str | None) -> FastMCP:
     return server
 
 
+class Unavailable:
+    """ASGI middleware: 503 for the planned requests, every request noted in a file."""
+
+    def __init__(self, app: Any, plan: list[str], log: str | None) -> None:
+        self.app, self.plan, self.log = app, list(plan), log
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        messages = [await receive()]
+        while messages[-1].get("more_body"):
+            messages.append(await receive())
+        request = json.loads(b"".join(m.get("body", b"") for m in messages) or b"{}")
+        method = request.get("method") if isinstance(request, dict) else None
+        if self.log:
+            params = request.get("params") or {}
+            what = f"{method} {params.get('name')} {json.dumps(params.get('arguments'))}" if method == "tools/call" \
+                else str(method)
+            with open(self.log, "a") as handle:
+                handle.write(what + "\n")
+        if method in self.plan:
+            self.plan.remove(method)
+            await send({"type": "http.response.start", "status": 503, "headers": [(b"content-type", b"text/plain")]})
+            await send({"type": "http.response.body", "body": b"busy, try again"})
+            return
+        replay = iter(messages)
+
+        async def received() -> Any:
+            return next(replay, None) or await receive()
+
+        await self.app(scope, received, send)
+
+
+def serve_http(server: FastMCP, port: int, unavailable: list[str], log: str | None) -> None:
+    import uvicorn
+
+    app = Unavailable(server.streamable_http_app(), unavailable, log)
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--http", type=int)
     parser.add_argument("--hang", action="store_true")
     parser.add_argument("--stubborn", action="store_true")
     parser.add_argument("--instructions")
+    parser.add_argument("--unavailable", action="append", default=[])
+    parser.add_argument("--requests")
     args = parser.parse_args()
     sys.stderr.write(f"demo server starting (pid {os.getpid()})\n")
     sys.stderr.flush()
@@ -147,7 +194,9 @@ def main() -> None:
         subprocess.Popen([sys.executable, "-c", "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
                           "while True: time.sleep(1)"], stdin=subprocess.DEVNULL)
     server = build(args.instructions)
-    if args.http:
+    if args.http and (args.unavailable or args.requests):
+        serve_http(server, args.http, args.unavailable, args.requests)
+    elif args.http:
         server.settings.host, server.settings.port = "127.0.0.1", args.http
         server.settings.log_level = "WARNING"
         server.run("streamable-http")
