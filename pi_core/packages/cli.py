@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
@@ -33,6 +34,8 @@ if TYPE_CHECKING:
 
 _Local = Annotated[bool, typer.Option("--local", "-l", help="Use the project's .pi/settings.json.")]
 _Approve = Annotated[bool, typer.Option("--approve", "-a", help="Trust this project for this command.", hidden=True)]
+_NoApprove = Annotated[bool, typer.Option("--no-approve", "-na", help="Ignore the project's settings for this "
+                                                                     "command.", hidden=True)]
 _NoPlugins = Annotated[bool, typer.Option("--no-plugins", hidden=True)]
 _NoExtensions = Annotated[bool, typer.Option("--no-extensions", hidden=True)]
 
@@ -128,11 +131,13 @@ def _contributions(package: ResolvedPackage, registered: dict[str, str] | None =
     return "; ".join(parts)
 
 
-def _guard(action: Any, host: PluginHost | None = None, approve: bool = False) -> None:
+def _guard(action: Any, host: PluginHost | None = None, approve: bool = False, no_approve: bool = False) -> None:
     from .install import InstallError
 
     if approve and host is not None:
         host.options.approve = True  # `-a` given after the command word (`pi install SRC -l -a`)
+    if no_approve and host is not None:
+        host.options.approve = False
     try:
         action()
     except (PackageCommandError, InstallError, SourceError) as exc:
@@ -151,7 +156,8 @@ def add_package_commands(app: typer.Typer, host: PluginHost) -> None:
                  "None: install what the settings list but is missing.")] = None,
         local: _Local = False,
         editable: Annotated[bool, typer.Option("--editable", "-e", help="Install local projects editable.")] = False,
-        approve: _Approve = False, no_plugins: _NoPlugins = False, no_extensions: _NoExtensions = False,
+        approve: _Approve = False, no_approve: _NoApprove = False,
+        no_plugins: _NoPlugins = False, no_extensions: _NoExtensions = False,
     ) -> None:
         """Install packages into pi's environment and record them in settings.
 
@@ -159,7 +165,7 @@ def add_package_commands(app: typer.Typer, host: PluginHost) -> None:
         given = list(sources or [])
         pip_args = [s for s in given if s.startswith("-")]  # only reachable after `--`
         given = [s for s in given if not s.startswith("-")]
-        _guard(lambda: _install(host, given, local, editable, pip_args), host, approve)
+        _guard(lambda: _install(host, given, local, editable, pip_args), host, approve, no_approve)
 
     def remove_command(
         sources: Annotated[list[str], typer.Argument(help="Sources as installed (or a distribution name).")],
@@ -190,17 +196,13 @@ def add_package_commands(app: typer.Typer, host: PluginHost) -> None:
         self_: Annotated[bool, typer.Option("--self", help="Update pi only (the default without a source).")] = False,
         extension: Annotated[Optional[str], typer.Option("--extension", help="Same as giving SOURCE.")] = None,
         models: Annotated[bool, typer.Option("--models", help="Refresh model catalogs only.")] = False,
-        approve: _Approve = False, no_plugins: _NoPlugins = False, no_extensions: _NoExtensions = False,
+        force: Annotated[bool, typer.Option("--force", help="Reinstall pi even if it is up to date.")] = False,
+        approve: _Approve = False, no_approve: _NoApprove = False,
+        no_plugins: _NoPlugins = False, no_extensions: _NoExtensions = False,
     ) -> None:
         """Update pi, all packages (--extensions), or one package; pinned versions and refs stay."""
-        if models:
-            if self_ or extensions or all_ or extension:
-                _guard(lambda: _fail("--models cannot be combined with --self, --extensions, --all, or --extension"))
-            if source:
-                _guard(lambda: _fail("--models cannot be combined with a positional source"))
-            raise typer.Exit(_refresh_models(host))
-        _guard(lambda: _update(host, source or extension, extensions=extensions, everything=all_, self_only=self_),
-               host, approve)
+        flags = UpdateFlags(source, extension, self_=self_, extensions=extensions, all_=all_, models=models)
+        _guard(lambda: _update_command(host, flags, force=force), host, approve, no_approve)
 
     @app.command("config")
     def config(
@@ -427,16 +429,65 @@ def _missing_required(host: PluginHost, packages: list[ResolvedPackage]) -> list
             if _dist_version(name.split(">")[0].split("=")[0].split("<")[0].strip()) is None]
 
 
-def _update(host: PluginHost, source_text: str | None, *, extensions: bool, everything: bool,
-            self_only: bool) -> None:
+@dataclass(frozen=True)
+class UpdateFlags:
+    """``pi update``'s target as given on the command line."""
+
+    source: str | None
+    extension: str | None
+    self_: bool = False
+    extensions: bool = False
+    all_: bool = False
+    models: bool = False
+
+
+def update_target(flags: UpdateFlags) -> tuple[str, str | None]:
+    """``(what, source)`` — ``what`` is ``self``, ``extensions``, ``all`` or ``models`` — by pi's rules, or
+    :class:`PackageCommandError` with pi's message for flags that contradict each other."""
+    f = flags
+    if f.all_ and (f.self_ or f.extensions or f.models or f.extension):
+        raise PackageCommandError("--all cannot be combined with --self, --extensions, --models, or --extension")
+    if f.all_ and f.source:
+        raise PackageCommandError("--all cannot be combined with a positional source")
+    if f.models:
+        if f.self_ or f.extensions or f.extension:
+            raise PackageCommandError("--models cannot be combined with --self, --extensions, --all, or --extension")
+        if f.source:
+            raise PackageCommandError("--models cannot be combined with a positional source")
+        return "models", None
+    if f.extension:
+        if f.self_ or f.extensions:
+            raise PackageCommandError("--extension cannot be combined with --self, --extensions, or --all")
+        if f.source:
+            raise PackageCommandError("--extension cannot be combined with a positional source")
+        return "extensions", f.extension
+    if f.source in ("self", "pi"):
+        return ("all" if f.extensions else "self"), None
+    if f.source:
+        if f.self_ or f.extensions:
+            raise PackageCommandError("positional update targets cannot be combined with --self, --extensions, "
+                                      "or --all")
+        return "extensions", f.source
+    if f.all_ or (f.self_ and f.extensions):
+        return "all", None
+    return ("extensions" if f.extensions and not f.self_ else "self"), None
+
+
+def _update_command(host: PluginHost, flags: UpdateFlags, *, force: bool) -> None:
+    what, source = update_target(flags)
+    if what == "models":
+        raise typer.Exit(_refresh_models(host))
+    if what == "self" and not flags.self_ and flags.source is None:
+        typer.echo("Extensions are skipped. Run pi update --extensions to update extensions.")
+    if what in ("extensions", "all"):
+        _update(host, source)
+    if what in ("self", "all"):  # after the packages, as pi does
+        _update_self(host, force=force)
+
+
+def _update(host: PluginHost, source_text: str | None) -> None:
     import os
 
-    if source_text in ("self", "pi"):
-        source_text, self_only = None, True
-    if self_only or everything or (source_text is None and not extensions):
-        _update_self(host)
-        if self_only or (source_text is None and not extensions and not everything):
-            return
     if os.environ.get("PI_OFFLINE"):
         typer.echo("Skipped package updates (offline mode)")
         return
@@ -466,10 +517,6 @@ def _short(value: str | None) -> str:
     if value is None:
         return "(none)"
     return value[:7] if len(value) == 40 else value
-
-
-def _fail(message: str) -> None:
-    raise PackageCommandError(message)
 
 
 def _refresh_models(host: PluginHost) -> int:
@@ -514,7 +561,7 @@ def _self_update_command(host: PluginHost) -> list[str] | None:
     return None
 
 
-def _update_self(host: PluginHost) -> None:
+def _update_self(host: PluginHost, *, force: bool = False) -> None:
     import subprocess
     from importlib import metadata
 
@@ -542,9 +589,11 @@ def _update_self(host: PluginHost) -> None:
     if '"editable": true' in direct or '"editable":true' in direct:
         typer.echo("pi runs from a source checkout (an editable install): update it with git, not `pi update`")
         return
-    if pip("install", ["--upgrade", DISTRIBUTION]) != 0:
-        raise InstallError(f"pip install --upgrade {DISTRIBUTION} failed")
-    typer.echo(f"Updated {DISTRIBUTION}")
+    # pip itself leaves an up-to-date pi alone; --force reinstalls it (and its dependencies) all the same
+    args = ["--upgrade", *(["--force-reinstall"] if force else []), DISTRIBUTION]
+    if pip("install", args) != 0:
+        raise InstallError(f"pip install {' '.join(args)} failed")
+    typer.echo(f"{'Reinstalled' if force else 'Updated'} {DISTRIBUTION}")
 
 
 def _fill(arg: str, values: dict[str, str]) -> str:

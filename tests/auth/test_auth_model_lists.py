@@ -135,8 +135,11 @@ def test_pi_update_models_refreshes_and_keeps_what_pi_saved(tmp_path: Path) -> N
     rows = [line.split()[1] for line in listed.stdout.splitlines()[1:] if line.strip()]
     assert rows == ["anthropic/claude-sonnet-4.5", "openai/gpt-4o"], listed.stdout
 
-    bad = pi(tmp_path, "update", "--models", "--all")
-    assert bad.returncode == 1 and "--models cannot be combined" in bad.stderr and "Traceback" not in bad.stderr
+    bad = pi(tmp_path, "update", "--models", "--all")  # pi 1.6 names --all first for this pair
+    assert bad.returncode == 1 and "Traceback" not in bad.stderr
+    assert "--all cannot be combined with --self, --extensions, --models, or --extension" in bad.stderr
+    bad = pi(tmp_path, "update", "--models", "--self")
+    assert bad.returncode == 1 and "--models cannot be combined" in bad.stderr
 
 
 def test_pi_update_models_names_the_provider_that_failed(tmp_path: Path) -> None:

@@ -85,3 +85,18 @@ def test_approve_after_the_command_word_counts(tmp_path: Path) -> None:
     assert f"git+file://{extra}" in json.loads((project / ".pi" / "settings.json").read_text())["packages"]
     one = run_pi(PY, project, "update", "--extension", f"git+file://{extra}", "-a")
     assert one.returncode == 0 and "Packages are up to date." in one.stdout
+
+
+def test_no_approve_after_the_command_word_ignores_a_trusted_project(tmp_path: Path) -> None:
+    project, source = project_with_packages(tmp_path)
+    clone = project / ".pi" / "git" / "local" / str(tmp_path / "repo").strip("/")
+    assert run_pi(PY, project, "trust").returncode == 0
+    ignored = run_pi(PY, project, "install", "-na")  # pi's flag, after the command word as well as before
+    assert ignored.returncode == 0, ignored.stderr
+    assert "Nothing to install" in ignored.stdout and not clone.exists()
+    refused = run_pi(PY, project, "install", "-l", f"git+file://{tmp_path / 'repo'}", "--no-approve")
+    assert refused.returncode == 1 and "is not trusted" in refused.stderr
+    skipped = run_pi(PY, project, "update", "--extensions", "-na")
+    assert skipped.returncode == 0 and "Packages are up to date." in skipped.stdout
+    installed = run_pi(PY, project, "install")  # the saved trust applies without the flag
+    assert installed.returncode == 1 and clone.is_dir()  # ../no-such-dir cannot be installed
