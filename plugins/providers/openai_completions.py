@@ -59,20 +59,23 @@ def detect_compat(model: Model) -> dict[str, Any]:
     together = provider == "together" or "api.together." in url
     moonshot = provider.startswith("moonshotai") or "api.moonshot." in url
     openrouter = provider == "openrouter" or "openrouter.ai" in url
+    workers_ai = provider == "cloudflare-workers-ai" or "api.cloudflare.com" in url
+    ai_gateway = provider == "cloudflare-ai-gateway" or "gateway.ai.cloudflare.com" in url
     nvidia = provider == "nvidia" or "integrate.api.nvidia.com" in url
+    ant_ling = provider == "ant-ling" or "api.ant-ling.com" in url
     cerebras = provider == "cerebras" or "cerebras.ai" in url
     deepseek = provider == "deepseek" or "deepseek.com" in url.lower()
     grok = provider == "xai" or "api.x.ai" in url
     nonstandard = nvidia or cerebras or grok or together or "chutes.ai" in url or deepseek or zai or moonshot \
-        or provider == "opencode" or "opencode.ai" in url
+        or provider == "opencode" or "opencode.ai" in url or workers_ai or ai_gateway or ant_ling
     return {
         "supportsStore": not nonstandard,
         "supportsDeveloperRole": provider == "openai" or "api.openai.com" in url,
-        "supportsReasoningEffort": not (grok or zai or moonshot or together or nvidia),
+        "supportsReasoningEffort": not (grok or zai or moonshot or together or ai_gateway or nvidia or ant_ling),
         "supportsUsageInStreaming": True,
         "supportsFinishReason": True,
-        "maxTokensField": "max_tokens" if ("chutes.ai" in url or deepseek or moonshot or together or nvidia or zai)
-        else "max_completion_tokens",
+        "maxTokensField": "max_tokens" if ("chutes.ai" in url or deepseek or moonshot or ai_gateway or together
+                                           or nvidia or ant_ling or zai) else "max_completion_tokens",
         "requiresToolResultName": False,
         "requiresAssistantAfterToolResult": False,
         "requiresNonNullAssistantContent": False,
@@ -80,12 +83,21 @@ def detect_compat(model: Model) -> dict[str, Any]:
         "requiresThinkingAsText": False,
         "requiresReasoningContentOnAssistantMessages": deepseek,
         "thinkingFormat": "deepseek" if deepseek else "zai" if zai else "together" if together
-        else "openrouter" if openrouter else "openai",
+        else "ant-ling" if ant_ling else "openrouter" if openrouter else "openai",
+        "vercelGatewayRouting": {},
+        "chatTemplateKwargs": {},
+        "chatTemplateArgs": {},
+        "zaiToolStream": False,
+        "supportsThinkingTokenBudget": False,
         "supportsStrictMode": False,
         "cacheControlFormat": "anthropic" if openrouter and model.id.startswith("anthropic/") else None,
         "sendSessionAffinityHeaders": openrouter,
+        "sessionAffinityFormat": "openrouter" if openrouter else "openai",
+        "supportsLongCacheRetention": not (together or workers_ai or ai_gateway or nvidia or ant_ling),
         "toolCallIdFormat": None,
         "thinkingTokenBudgetField": None,
+        "promptCacheKeyMode": None,
+        "vllmPriority": None,
     }
 
 
@@ -239,42 +251,100 @@ def _apply_reasoning(payload: dict[str, Any], model: Model, options: StreamOptio
         return
     level = requested_level(model, options)
     value = mapped_level(model, level) if level else None
+    levels = model.thinking_level_map or {}
     fmt = compat["thinkingFormat"]
     effort_ok = compat["supportsReasoningEffort"]
+    budget = _thinking_budget(payload, model, options, level)
     if fmt == "zai":
         payload["thinking"] = {"type": "enabled", "clear_thinking": False} if level else {"type": "disabled"}
         if level and effort_ok and isinstance(value, str):
             payload["reasoning_effort"] = value
     elif fmt == "qwen":
         payload["enable_thinking"] = bool(level)
+        if level and effort_ok and isinstance(value, str):
+            payload["reasoning_effort"] = value
     elif fmt == "qwen-chat-template":
         payload["chat_template_kwargs"] = {"enable_thinking": bool(level), "preserve_thinking": True}
+    elif fmt == "chat-template":
+        values = _template_values(model, level, compat.get("chatTemplateKwargs") or {}, budget)
+        if values:
+            payload["chat_template_kwargs"] = values
+    elif fmt == "baseten":
+        values = _template_values(model, level, compat.get("chatTemplateArgs") or {}, budget)
+        if values:
+            payload["chat_template_args"] = values
+        if effort_ok:
+            key = level or "off"
+            effort = levels[key] if key in levels else level
+            if isinstance(effort, str):
+                payload["reasoning_effort"] = effort
     elif fmt == "deepseek":
         if level:
             payload["thinking"] = {"type": "enabled"}
-        elif (model.thinking_level_map or {}).get("off", "") is not None:
+        elif levels.get("off", "") is not None:
             payload["thinking"] = {"type": "disabled"}
         if level and effort_ok and isinstance(value, str):
             payload["reasoning_effort"] = value
     elif fmt == "openrouter":
         if level:
             payload["reasoning"] = {"effort": value}
-        elif (model.thinking_level_map or {}).get("off", "") is not None:
-            payload["reasoning"] = {"effort": (model.thinking_level_map or {}).get("off") or "none"}
+        elif levels.get("off", "") is not None:
+            payload["reasoning"] = {"effort": levels.get("off") or "none"}
+    elif fmt == "ant-ling":
+        if level and isinstance(levels.get(level), str):  # only levels the model maps (pi's rule)
+            payload["reasoning"] = {"effort": levels[level]}
     elif fmt == "together":
         payload["reasoning"] = {"enabled": bool(level)}
         if level and effort_ok and isinstance(value, str):
             payload["reasoning_effort"] = value
+    elif fmt == "string-thinking":
+        if level:
+            payload["thinking"] = value
+        elif levels.get("off", "") is not None:
+            payload["thinking"] = levels.get("off") or "none"
     elif level and effort_ok and isinstance(value, str):
         payload["reasoning_effort"] = value
-    elif not level and effort_ok and isinstance((model.thinking_level_map or {}).get("off"), str):
-        payload["reasoning_effort"] = model.thinking_level_map["off"]  # type: ignore[index]
-    budget_field = compat.get("thinkingTokenBudgetField")
-    if level and budget_field:
-        ceiling = payload.get("max_tokens") or payload.get("max_completion_tokens") or model.max_tokens
-        budget = min(options.budget_for(level), max(0, ceiling - 1024))
-        if budget > 0:
-            payload[budget_field] = budget
+    elif not level and effort_ok and isinstance(levels.get("off"), str):
+        payload["reasoning_effort"] = levels["off"]
+    budget_field = compat.get("thinkingTokenBudgetField") or (
+        "thinking_token_budget" if compat.get("supportsThinkingTokenBudget") else None)
+    if budget_field and budget is not None:
+        payload[budget_field] = budget
+
+
+def _thinking_budget(payload: dict[str, Any], model: Model, options: StreamOptions, level: str | None) -> int | None:
+    """The level's token budget, leaving room for an answer under the request's output limit."""
+    if not level:
+        return None
+    ceiling = payload.get("max_tokens") or payload.get("max_completion_tokens") or model.max_tokens
+    budget = min(options.budget_for(level), max(0, ceiling - 1024))
+    return budget if budget > 0 else None
+
+
+def _template_values(model: Model, level: str | None, values: dict[str, Any], budget: int | None) -> dict[str, Any]:
+    """``chatTemplateKwargs``/``chatTemplateArgs`` with their ``{"$var": ...}`` placeholders filled in: literal
+    values as they are; ``thinking.enabled`` (a bool), ``thinking.budget`` (the token budget), else the level's
+    effort as the model maps it; ``omitWhenOff`` drops an entry while thinking is off."""
+    levels = model.thinking_level_map or {}
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        if not isinstance(value, dict):
+            out[key] = value
+            continue
+        if not level and value.get("omitWhenOff"):
+            continue
+        var = value.get("$var")
+        if var == "thinking.enabled":
+            resolved: Any = bool(level)
+        elif var == "thinking.budget":
+            resolved = budget
+        else:
+            mapped_key = level or "off"
+            mapped = levels[mapped_key] if mapped_key in levels else level
+            resolved = mapped if isinstance(mapped, str) else None
+        if resolved is not None:
+            out[key] = resolved
+    return out
 
 
 def _cache_control(payload: dict[str, Any], options: StreamOptions) -> None:
@@ -317,8 +387,14 @@ def build_payload(model: Model, context: Context, options: StreamOptions,
     """The request body, in pi 1.6's key order."""
     compat = compat or get_compat(model)
     payload: dict[str, Any] = {"model": model.id, "messages": encoded_messages(model, context, compat), "stream": True}
-    if options.session_id and options.cache_retention != "none" and "api.openai.com" in model.base_url:
+    retention = _cache_retention(options)
+    long_cache = retention == "long" and compat.get("supportsLongCacheRetention") is not False
+    mode = compat.get("promptCacheKeyMode") or "auto"
+    keyed = mode == "enabled" or (mode == "auto" and ("api.openai.com" in model.base_url or long_cache))
+    if options.session_id and retention != "none" and keyed:
         payload["prompt_cache_key"] = options.session_id[:64]
+    if long_cache:
+        payload["prompt_cache_retention"] = "24h"
     if compat["supportsUsageInStreaming"] is not False:
         payload["stream_options"] = {"include_usage": True}
     if compat["supportsStore"]:
@@ -329,6 +405,8 @@ def build_payload(model: Model, context: Context, options: StreamOptions,
     tools = convert_tools(context, compat)
     if tools:
         payload["tools"] = tools
+        if compat.get("zaiToolStream"):
+            payload["tool_stream"] = True
     elif compat["requiresToolsWithToolHistory"] and _has_tool_history(context):
         payload["tools"] = []
     if compat.get("cacheControlFormat") == "anthropic":
@@ -336,11 +414,21 @@ def build_payload(model: Model, context: Context, options: StreamOptions,
         _cache_control(payload, options)
     if options.tool_choice is not None:
         payload["tool_choice"] = options.tool_choice
+    if compat.get("vllmPriority") is not None:
+        payload["priority"] = compat["vllmPriority"]
     _apply_reasoning(payload, model, options, compat)
     if (model.compat or {}).get("openRouterRouting"):
         payload["provider"] = model.compat["openRouterRouting"]  # type: ignore[index]
+    gateway = {k: v for k, v in ((model.compat or {}).get("vercelGatewayRouting") or {}).items()
+               if k in ("only", "order") and v}
+    if gateway:
+        payload["providerOptions"] = {"gateway": gateway}
     payload.update(sampling_params(model, options) or {})  # last: the model's samplingParams win (pi)
     return payload
+
+
+def _cache_retention(options: StreamOptions) -> str:
+    return options.cache_retention or ("long" if options.getenv("PI_CACHE_RETENTION") == "long" else "short")
 
 
 def request_headers(model: Model, options: StreamOptions, compat: dict[str, Any]) -> dict[str, str]:
@@ -352,9 +440,21 @@ def request_headers(model: Model, options: StreamOptions, compat: dict[str, Any]
     base = {"accept": "application/json"}
     if key:
         base["authorization"] = f"Bearer {key}"
-    if options.session_id and compat.get("sendSessionAffinityHeaders"):
-        base["x-session-id"] = options.session_id
+    base.update(_affinity_headers(options.session_id, compat))
     return merge_headers(base, model.headers, options.headers)
+
+
+def _affinity_headers(session_id: str | None, compat: dict[str, Any]) -> dict[str, str]:
+    """pi's session-affinity headers when ``sendSessionAffinityHeaders`` is on, by ``sessionAffinityFormat``:
+    ``openrouter`` sends ``x-session-id``; the others ``x-client-request-id`` and ``x-session-affinity``, and
+    ``openai`` (the default) ``session_id`` too."""
+    if not session_id or not compat.get("sendSessionAffinityHeaders"):
+        return {}
+    style = compat.get("sessionAffinityFormat") or "openai"
+    if style == "openrouter":
+        return {"x-session-id": session_id}
+    headers = {"session_id": session_id} if style == "openai" else {}
+    return {**headers, "x-client-request-id": session_id, "x-session-affinity": session_id}
 
 
 # -- streaming --------------------------------------------------------------------------------------
