@@ -340,6 +340,8 @@ Runtime, SDK:
   queue it.
 * ``UnknownCommandError`` — ``/word`` names no command, prompt template or skill; it is not sent to the model.
 * ``SetupError`` — The session cannot be built as asked (unknown model, toolset, session...); the message says why.
+* ``MissingSessionCwdError`` — The session to switch to was made in a directory that no longer exists (``issue`` says
+  which).
 * ``create_agent_session`` — Build and start a session.
 * ``AgentSettledEvent`` — pi will not continue on its own: retries, compaction and follow-ups are done.
 * ``AutoRetryEndEvent`` — Automatic retries are over: ``success`` after ``attempt`` attempts, else ``final_error``
@@ -651,6 +653,7 @@ _EXPORTS: dict[str, str] = {
     "SessionBusyError": "pi_core.runtime.agent_session",
     "UnknownCommandError": "pi_core.runtime.agent_session",
     "SetupError": "pi_core.sdk",
+    "MissingSessionCwdError": "pi_core.runtime.session_cwd",
     "create_agent_session": "pi_core.sdk",
     "AgentSettledEvent": "pi_core.runtime.events",
     "AutoRetryEndEvent": "pi_core.runtime.events",
@@ -841,6 +844,7 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
         UnknownCommandError as UnknownCommandError,
     )
     from .runtime.compaction import CompactionError as CompactionError, CompactionResult as CompactionResult
+    from .runtime.session_cwd import MissingSessionCwdError as MissingSessionCwdError
     from .runtime.events import (
         AgentSettledEvent as AgentSettledEvent,
         AutoRetryEndEvent as AutoRetryEndEvent,

@@ -84,7 +84,7 @@ def run_command(options: RunOptions, host: PluginHost, globals_: GlobalOptions) 
 
 async def _run(options: RunOptions, host: PluginHost, globals_: GlobalOptions) -> int:
     from .runtime.agent_session import UnknownCommandError
-    from .sdk import ResourceOptions, SetupError, create_agent_session
+    from .sdk import ResourceOptions, SetupError, StartCancelled, create_agent_session
     from .startup import startup_done
 
     mode = _mode(options)
@@ -122,8 +122,10 @@ async def _run(options: RunOptions, host: PluginHost, globals_: GlobalOptions) -
             append_system_prompt="\n\n".join(filter(None, map(_text_or_file, options.append_system_prompt))) or None,
             mode="tui" if mode == "interactive" else mode, flags=globals_.plugin_flags, api_key=options.api_key,
             ui=ui,
-            settings=_setting_overrides(options),
+            settings=_setting_overrides(options), explicit=_explicit(options),
         )
+    except StartCancelled:  # asked in the terminal how to open the session, the user chose Cancel
+        return 0
     except SetupError as exc:
         raise RunError(str(exc)) from exc
     finally:
@@ -247,6 +249,15 @@ def _setting_overrides(options: RunOptions) -> dict[str, Any] | None:
     if options.verbose:
         overrides["quiet_startup"] = False
     return overrides or None
+
+
+def _explicit(options: RunOptions) -> list[str]:
+    """What the flags chose, which a switch to another session keeps (pi re-applies its flags then)."""
+    tools = (options.tools, options.toolset, options.exclude_tools, options.no_tools or None,
+             options.no_builtin_tools or None)
+    given = {"model": options.model is not None or options.provider is not None,
+             "thinking": options.thinking is not None, "tools": any(t is not None for t in tools)}
+    return [name for name, chosen in given.items() if chosen]
 
 
 def _split(value: str | None) -> list[str] | None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -67,6 +67,7 @@ async def create_agent_session(
     stream: Callable[..., Any] | None = None,
     api_key: str | None = None,
     resources: ResourceOptions | None = None,
+    explicit: Collection[str] = (),
 ) -> AgentSession:
     """Build and start a session.
 
@@ -90,6 +91,8 @@ async def create_agent_session(
     :param api_key: an API key for the chosen model's provider, for this session only.
     :param resources: extra skill / prompt-template paths and what not to discover (``--skill``,
         ``--no-skills``, ``--no-context-files``, ...).
+    :param explicit: choices a switch to another session file keeps instead of restoring the session's own:
+        ``"model"``, ``"thinking"``, ``"tools"`` (the CLI passes those its flags set, as pi keeps ``--model``).
     """
     from .extensions.manager import build_plugin_host
     from .paths import agent_dir as default_agent_dir
@@ -107,14 +110,16 @@ async def create_agent_session(
     _apply_shell_env(config, models)
     # --session-dir, then $PI_CODING_AGENT_SESSION_DIR, then the sessionDir setting (pi's order)
     env_dir = os.environ.get("PI_CODING_AGENT_SESSION_DIR")
-    manager = _session_manager(root, session, session_dir or (None if env_dir else config.session_dir_path))
+    sessions_at = session_dir or (None if env_dir else config.session_dir_path)
+    manager = _session_manager(root, session, sessions_at)
     resumed = manager.entry_count() > 0
-    if resumed and mode in ("print", "json", "rpc"):  # the terminal opens it anyway (pi would ask first)
-        _check_session_cwd(manager, root)
+    if resumed:
+        manager = await _check_session_cwd(manager, root, mode, ui, sessions_at)
     restored = manager.build_session_context() if resumed else None
     scope = _model_scope(models, list(scoped_models) or _enabled_models(config))
     chosen, chosen_level = _initial_model(models, config, model, provider, scope, restored)
-    if tools is None and toolset is None and exclude_tools is None and no_tools is None and restored is not None:
+    explicit_tools = not (tools is None and toolset is None and exclude_tools is None and no_tools is None)
+    if not explicit_tools and restored is not None:
         tools = _restored_tools(host, restored)
     active, admits = _active_tools(host, config, tools, toolset, exclude_tools, no_tools)
     level = _startup_level(chosen, config, thinking_level or chosen_level or _restored_level(manager))
@@ -127,6 +132,8 @@ async def create_agent_session(
         resources=loader,
         thinking_level=level, mode=mode, ui=ui, settings=config, models=models, flags=flags,
         scoped_models=[m for m, _ in scope], admits_tool=admits,
+        explicit=frozenset(explicit),
+        resume_tools=_resume_tools,
     )
     if not manager.entry_count():
         manager.append_model_change(chosen.provider, chosen.id)
@@ -346,12 +353,37 @@ def _restored_tools(host: PluginHost, restored: Any) -> list[str] | None:
     return kept or None
 
 
-def _check_session_cwd(manager: Any, fallback: Path) -> None:
-    """pi refuses, outside the terminal, to resume a session whose stored working directory is gone."""
-    stored = manager.cwd
-    if manager.session_file is not None and stored and not Path(stored).exists():
-        raise SetupError(f"Stored session working directory does not exist: {stored}\n"
-                         f"Session file: {manager.session_file}\nCurrent working directory: {fallback}")
+def _resume_tools(session: AgentSession, restored: Any) -> list[str]:
+    """The tools a session switched to starts with: those its branch last declared, else the defaults."""
+    return _active_tools(session.host, session.settings, _restored_tools(session.host, restored), None)[0]
+
+
+class StartCancelled(SetupError):
+    """The user chose Cancel when asked how to open the session (pi exits with status 0)."""
+
+
+async def _check_session_cwd(manager: Any, fallback: Path, mode: str, ui: UI | None, session_dir: Any) -> Any:
+    """pi refuses, outside the terminal, to resume a session whose stored working directory is gone; in
+    the terminal it asks whether to continue or fork the session in ``fallback``. Returns the session to use."""
+    from .runtime.session_cwd import ask_missing_cwd, missing_session_cwd
+    from .session import SessionManager
+
+    issue = missing_session_cwd(manager, fallback)
+    if issue is None:
+        return manager
+    if mode in ("print", "json", "rpc"):
+        manager.close()
+        raise SetupError(issue.error())
+    if mode != "tui" or ui is None or not ui.has_ui:  # an SDK host decides itself
+        return manager
+    choice = await ask_missing_cwd(ui, issue)
+    manager.close()
+    if choice is None:
+        raise StartCancelled("cancelled")
+    if choice == "fork":
+        return SessionManager.fork_from(issue.session_file, fallback, session_dir)
+    return _session_manager(fallback, lambda cwd, _dir: SessionManager.open(issue.session_file, manager.session_dir,
+                                                                            cwd_override=cwd), session_dir)
 
 
 def _session_manager(cwd: Path, choice: Any, session_dir: Any) -> Any:
@@ -471,4 +503,4 @@ def _source_of(host: PluginHost, tool: str) -> str | None:
     return record.source if record is not None else None
 
 
-__all__ = ["ResourceOptions", "SetupError", "create_agent_session"]
+__all__ = ["ResourceOptions", "SetupError", "StartCancelled", "create_agent_session"]

@@ -119,6 +119,10 @@ class AgentSession:
     :param admits_tool: whether a tool registered at run time (an MCP server's) may be activated:
         ``--tools``/``--exclude-tools`` apply to those too (default: any tool may).
     """
+    :param explicit: what the host chose itself (``"model"``, ``"thinking"``, ``"tools"``: command-line
+        flags); :meth:`switch_session` keeps those and restores the rest from the session it opens.
+    :param resume_tools: ``(session, restored_context) -> names``: the tools a session switched to starts
+        with (default: the active tools stay).
 
     skills: list[Any]
     templates: list[Any]
@@ -128,9 +132,13 @@ class AgentSession:
                  resources: ResourceLoader | None = None, thinking_level: str = "off",
                  mode: str = "sdk", ui: UI | None = None, settings: Settings | None = None,
                  models: ModelRegistry | None = None, scoped_models: Sequence[Model] = (),
-                 flags: dict[str, Any] | None = None, admits_tool: Callable[[str], bool] | None = None) -> None:
+                 flags: dict[str, Any] | None = None, admits_tool: Callable[[str], bool] | None = None,
+                 explicit: frozenset[str] = frozenset(),
+                 resume_tools: Callable[[AgentSession, Any], list[str]] | None = None) -> None:
         self.host = host
         self.admits_tool: Callable[[str], bool] = admits_tool or (lambda name: True)
+        self.explicit = explicit
+        self._resume_tools = resume_tools
         self.session = session
         self.cwd = Path(session.cwd)
         self.mode = mode
@@ -506,19 +514,53 @@ class AgentSession:
         await self._rebind(manager, "new")
         return True
 
-    async def switch_session(self, path: str | Path) -> bool:
-        """Continue another session file; False if a plugin cancelled."""
+    async def switch_session(self, path: str | Path, *, cwd_override: str | Path | None = None) -> bool:
+        """Continue another session file in the directory it was made in (``cwd_override``: in that one
+        instead), with its model, thinking level and tools unless the host chose them (``explicit``).
+        False if a plugin cancelled; :class:`~.session_cwd.MissingSessionCwdError` if its directory is gone."""
         from ..session import SessionManager
 
+        from .session_cwd import MissingSessionCwdError, missing_session_cwd
         self.require_idle("switch sessions")
         target = Path(path).expanduser()
         if await self._vetoed_switch("resume", target):
             return False
-        await self._rebind(SessionManager.open(target), "resume")
-        self._restore_model()
+        manager = SessionManager.open(target, cwd_override=cwd_override)
+        issue = missing_session_cwd(manager, self.cwd)
+        if issue is not None:
+            manager.close()
+            raise MissingSessionCwdError(issue)
+        await self._rebind(manager, "resume", restore=True)
         return True
 
     async def fork(self, entry_id: str, position: Literal["before", "at"] = "before") -> tuple[bool, str]:
+    async def switch_session_asking(self, path: str | Path) -> tuple[bool, str | None]:
+        """:meth:`switch_session`, and in the terminal pi's question when the session's directory is gone:
+        continue in this directory, fork the session into it, or cancel. Returns ``(switched, what was
+        done)`` (``None`` unless the user chose to continue or fork)."""
+        from ..session import SessionManager
+        from .session_cwd import MissingSessionCwdError, ask_missing_cwd
+
+        try:
+            return await self.switch_session(path), None
+        except MissingSessionCwdError as exc:
+            if self.mode != "tui" or not self.ctx.ui.has_ui:
+                raise
+            issue = exc.issue
+        choice = await ask_missing_cwd(self.ctx.ui, issue)
+        if choice == "continue":
+            switched = await self.switch_session(path, cwd_override=issue.fallback_cwd)
+            return switched, f"Resumed session in {issue.fallback_cwd}" if switched else None
+        if choice is None:
+            return False, None
+        fork = SessionManager.fork_from(issue.session_file, issue.fallback_cwd, self.session.session_dir)
+        fork_file, fork_id = Path(fork.session_file or ""), fork.session_id
+        fork.close()
+        if not await self.switch_session(fork_file):
+            fork_file.unlink(missing_ok=True)  # vetoed: no copy is left behind
+            return False, None
+        return True, f"Forked into new session {fork_id} in {issue.fallback_cwd}"
+
         """A new session file holding the conversation *before* the user message ``entry_id`` (with
         ``position="at"``: the active path up to and including any entry ``entry_id``).
 
@@ -1009,13 +1051,13 @@ class AgentSession:
     def _restore_model(self) -> None:
         """Continue with the model and thinking level the resumed session last used, when available."""
         restored = self.session.build_session_context()
-        ref = restored.model
+        ref = None if "model" in self.explicit else restored.model
         if ref is not None and (ref.provider, ref.model_id) != (self.model.provider, self.model.id):
             model = self.models.get_model(ref.provider, ref.model_id)
             if model is not None and self.models.has_auth(model.provider):
                 self._model = model
                 self.agent.config.model = model
-        if restored.thinking_level:
+        if restored.thinking_level and "thinking" not in self.explicit:
             self._thinking_level = restored.thinking_level
             self.agent.config.stream_options["reasoning"] = None if restored.thinking_level == "off" \
                 else restored.thinking_level
@@ -1074,7 +1116,7 @@ class AgentSession:
         await self.call_hook("session_start", SessionStartEvent(reason, previous))
         self._session_changed()
 
-    async def _rebind(self, manager: SessionManager, reason: MoveReason) -> None:
+    async def _rebind(self, manager: SessionManager, reason: MoveReason, *, restore: bool = False) -> None:
         previous = self.session.session_file
         await self.call_hook("session_shutdown", SessionShutdownEvent(reason, manager.session_file))
         self.session.close()
@@ -1082,10 +1124,45 @@ class AgentSession:
         self.reload_transcript()
         await self.call_hook("session_start", SessionStartEvent(reason, previous))
         self._session_changed()
+        moved = self._move_to(Path(manager.cwd))
 
+        if restore:
+            self._restore_model()
+            self._restore_tools()
 
+        if moved:
+            await self._discover_resources("startup")
 def _shell_result(command: str, result: Any) -> ShellResult:
     """A ``user_bash`` handler's result (a ``ShellResult``, or pi's ``{output, exitCode, cancelled}``)."""
+    def _move_to(self, cwd: Path) -> bool:
+        """Work in ``cwd`` (a session from another project): tools, ``ctx.cwd``, the project's settings
+        (when it is trusted), context files, skills and prompt templates. Plugins stay those loaded at the
+        start. False when ``cwd`` is where the session already is."""
+        from dataclasses import replace
+
+        from .session_cwd import stored_trust
+
+        if cwd == self.cwd:
+            return False
+        self.cwd = self.ctx.cwd = self.command_ctx.cwd = cwd
+        agent_dir = self.settings.global_path.parent if self.settings.global_path is not None else None
+        if agent_dir is not None:
+            self.apply_settings(Settings.load(cwd, agent_dir, trusted=stored_trust(self.host, cwd)))
+        if self._loader is not None:
+            self._loader = replace(self._loader, cwd=cwd, settings=self.settings)
+            self.resources = self._loader.load()
+            self.skills, self.templates = list(self.resources.skills), list(self.resources.templates)
+            self._system_prompt_factory = self.resources.system_prompt
+        self.theme_paths = []
+        self._refresh_system_message()
+        return True
+
+    def _restore_tools(self) -> None:
+        if self._resume_tools is None or "tools" in self.explicit:
+            return
+        restored = self.session.build_session_context()
+        self.set_active_tools(self._resume_tools(self, restored))
+
     from ..toolkit.process import ShellResult
 
     if isinstance(result, ShellResult):

@@ -252,7 +252,10 @@ class PluginBridge:
 
     async def switch_session(self, path: str | Path) -> SessionResult:
         await self._s.wait_for_idle()
-        return SessionResult(cancelled=not await self._s.switch_session(path))
+        switched, note = await self._s.switch_session_asking(path)
+        if note:
+            await self._s.ctx.ui.notify(note)
+        return SessionResult(cancelled=not switched)
 
     async def navigate_tree(self, target_id: str, *, summarize: bool, custom_instructions: str | None,
                             replace_instructions: bool, label: str | None) -> NavigateResult:

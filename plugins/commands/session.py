@@ -101,8 +101,8 @@ async def _resume(args: str, ctx: CommandContext) -> None:
     except Exception as exc:  # noqa: BLE001 - the file's own error is the message
         await ctx.ui.notify(f"Not switched: {exc}", "error")
         return
-    if (await ctx.switch_session(info.path)).cancelled:
-        await ctx.ui.notify("Not switched: a plugin cancelled the switch (session_before_switch)", "warning")
+    if (await ctx.switch_session(info.path)).cancelled:  # a plugin said no, or the user when asked
+        await ctx.ui.notify("Resume cancelled")
         return
     await ctx.ui.notify(f"Resumed {info.name or info.id}")
 

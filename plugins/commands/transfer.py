@@ -106,4 +106,6 @@ async def _import(args: str, ctx: CommandContext) -> None:
             target.unlink(missing_ok=True)  # the import did not happen: leave no stray copy
         await ctx.ui.notify("Import cancelled")
         return
+    if not stored and Path(ctx.session.session_file or "") != target:
+        target.unlink(missing_ok=True)  # forked into this folder (its own folder is gone): the fork is the copy
     await ctx.ui.notify(f"Session imported from: {given}")

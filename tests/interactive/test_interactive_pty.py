@@ -431,7 +431,7 @@ def test_compact_tree_fork_and_clone_commands(running, tmp_path: Path) -> None:
 
 def _long_session(path: Path, turns: int) -> None:
     rows: list[dict[str, Any]] = [{"type": "session", "version": 3, "id": "01a20000-0000-7000-8000-000000000001",
-                                   "timestamp": "2026-09-21T12:00:00.000Z", "cwd": str(path.parent / "project")}]
+                                   "timestamp": "2026-09-21T12:00:00.000Z", "cwd": str(path.parent.parent / "project")}]
     parent = None
     for n in range(turns * 2):
         if n % 2 == 0:

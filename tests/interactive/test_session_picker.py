@@ -85,3 +85,68 @@ def test_escape_in_pi_r_exits(running, tmp_path: Path) -> None:
     app.send("\x1b")
     assert app.wait_exit() == 0
     assert not list((tmp_path / "sessions").glob("*.jsonl"))[3:]  # no new session was written
+
+
+def _pick_other(app) -> None:  # type: ignore[no-untyped-def]
+    app.type("/resume")
+    app.wait_for("Resume session")
+    app.send("\t")  # all folders
+    app.wait_for("other folder work")
+    app.send("other folder work")
+    app.wait_for(lambda: not any(word in "\n".join(app.display()[-8:]) for word in ("alpha work", "Beta named")))
+    app.send("\r")
+
+
+def test_a_session_of_another_folder_runs_there(running, tmp_path: Path) -> None:
+    files = _sessions(tmp_path)
+    (tmp_path / "elsewhere").mkdir()
+    app = running([{"text": "Checking.", "tools": [["bash", {"command": "pwd"}]]}, {"text": "checked"}])
+    _pick_other(app)
+    app.wait_for("Resumed 01a20000-0000-7000-8000-00000000000c")
+    app.wait_for(lambda: "elsewhere" in app.display()[-2])  # the footer's folder
+    app.type("where am i")
+    app.wait_for("checked")
+    assert str(tmp_path / "elsewhere") in app.text()  # bash ran there
+    app.send("\x04")
+    assert app.wait_exit() == 0
+    assert "where am i" in files["other"].read_text()
+
+
+def asked(app, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The question is on screen with its three choices (an earlier answer's echo is in the scrollback)."""
+    app.wait_for(lambda: any(row.startswith(f"Session cwd does not exist: {tmp_path / 'elsewhere'}")
+                             for row in app.display())
+                 and all(any(choice in row for row in app.display()) for choice in ("Continue in", "Fork into"))
+                 and any(row.strip() == "Cancel" for row in app.display()))
+
+
+def test_a_session_whose_folder_is_gone_asks_continue_fork_or_cancel(running, tmp_path: Path) -> None:
+    files = _sessions(tmp_path)  # "other" was made in tmp_path/elsewhere, which does not exist
+    before = files["other"].read_text()
+    app = running([{"text": "Checking.", "tools": [["bash", {"command": "pwd"}]]}, {"text": "checked"}],
+                  columns=200)  # the question names the whole folder
+    _pick_other(app)
+    asked(app, tmp_path)
+    app.send("Cancel")
+    app.pump(0.2)
+    app.send("\r")
+    app.wait_for("Resume cancelled")
+    _pick_other(app)
+    asked(app, tmp_path)
+    app.send("Fork")
+    app.wait_for(lambda: "Continue in" not in "\n".join(app.display()))
+    app.send("\r")
+    app.wait_for("Forked into new session")
+    forks = [p for p in (tmp_path / "sessions").glob("*.jsonl") if p not in files.values()]
+    header = json.loads(forks[0].read_text().splitlines()[0])
+    assert header["cwd"] == str(tmp_path / "project") and header["parentSession"] == str(files["other"])
+    app.type("where am i")
+    app.wait_for("checked")
+    assert str(tmp_path / "project") + "\n" in app.text() + "\n"  # bash ran in pi's folder
+    _pick_other(app)  # the original again: Continue runs it here without changing its recorded folder
+    asked(app, tmp_path)
+    app.send("\r")  # the first choice: Continue in <project>
+    app.wait_for(f"Resumed session in {tmp_path / 'project'}")
+    app.send("\x04")
+    assert app.wait_exit() == 0
+    assert files["other"].read_text().splitlines()[0] == before.splitlines()[0]  # still the old folder
