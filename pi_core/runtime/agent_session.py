@@ -118,11 +118,11 @@ class AgentSession:
     :param scoped_models: the models cycling goes through (``--models``; default: all available).
     :param admits_tool: whether a tool registered at run time (an MCP server's) may be activated:
         ``--tools``/``--exclude-tools`` apply to those too (default: any tool may).
-    """
     :param explicit: what the host chose itself (``"model"``, ``"thinking"``, ``"tools"``: command-line
         flags); :meth:`switch_session` keeps those and restores the rest from the session it opens.
     :param resume_tools: ``(session, restored_context) -> names``: the tools a session switched to starts
         with (default: the active tools stay).
+    """
 
     skills: list[Any]
     templates: list[Any]
@@ -136,9 +136,9 @@ class AgentSession:
                  explicit: frozenset[str] = frozenset(),
                  resume_tools: Callable[[AgentSession, Any], list[str]] | None = None) -> None:
         self.host = host
-        self.admits_tool: Callable[[str], bool] = admits_tool or (lambda name: True)
         self.explicit = explicit
         self._resume_tools = resume_tools
+        self.admits_tool: Callable[[str], bool] = admits_tool or (lambda name: True)
         self.session = session
         self.cwd = Path(session.cwd)
         self.mode = mode
@@ -519,8 +519,8 @@ class AgentSession:
         instead), with its model, thinking level and tools unless the host chose them (``explicit``).
         False if a plugin cancelled; :class:`~.session_cwd.MissingSessionCwdError` if its directory is gone."""
         from ..session import SessionManager
-
         from .session_cwd import MissingSessionCwdError, missing_session_cwd
+
         self.require_idle("switch sessions")
         target = Path(path).expanduser()
         if await self._vetoed_switch("resume", target):
@@ -533,7 +533,6 @@ class AgentSession:
         await self._rebind(manager, "resume", restore=True)
         return True
 
-    async def fork(self, entry_id: str, position: Literal["before", "at"] = "before") -> tuple[bool, str]:
     async def switch_session_asking(self, path: str | Path) -> tuple[bool, str | None]:
         """:meth:`switch_session`, and in the terminal pi's question when the session's directory is gone:
         continue in this directory, fork the session into it, or cancel. Returns ``(switched, what was
@@ -561,6 +560,7 @@ class AgentSession:
             return False, None
         return True, f"Forked into new session {fork_id} in {issue.fallback_cwd}"
 
+    async def fork(self, entry_id: str, position: Literal["before", "at"] = "before") -> tuple[bool, str]:
         """A new session file holding the conversation *before* the user message ``entry_id`` (with
         ``position="at"``: the active path up to and including any entry ``entry_id``).
 
@@ -1121,19 +1121,16 @@ class AgentSession:
         await self.call_hook("session_shutdown", SessionShutdownEvent(reason, manager.session_file))
         self.session.close()
         self.session = manager
-        self.reload_transcript()
-        await self.call_hook("session_start", SessionStartEvent(reason, previous))
-        self._session_changed()
         moved = self._move_to(Path(manager.cwd))
-
+        self.reload_transcript()
         if restore:
             self._restore_model()
             self._restore_tools()
-
+        await self.call_hook("session_start", SessionStartEvent(reason, previous))
         if moved:
             await self._discover_resources("startup")
-def _shell_result(command: str, result: Any) -> ShellResult:
-    """A ``user_bash`` handler's result (a ``ShellResult``, or pi's ``{output, exitCode, cancelled}``)."""
+        self._session_changed()
+
     def _move_to(self, cwd: Path) -> bool:
         """Work in ``cwd`` (a session from another project): tools, ``ctx.cwd``, the project's settings
         (when it is trusted), context files, skills and prompt templates. Plugins stay those loaded at the
@@ -1163,6 +1160,9 @@ def _shell_result(command: str, result: Any) -> ShellResult:
         restored = self.session.build_session_context()
         self.set_active_tools(self._resume_tools(self, restored))
 
+
+def _shell_result(command: str, result: Any) -> ShellResult:
+    """A ``user_bash`` handler's result (a ``ShellResult``, or pi's ``{output, exitCode, cancelled}``)."""
     from ..toolkit.process import ShellResult
 
     if isinstance(result, ShellResult):
