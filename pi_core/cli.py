@@ -27,6 +27,7 @@ def main(argv: list[str] | None = None) -> None:
         # The fast path: no plugins, no typer, no pydantic.
         sys.stdout.write(f"{__version__}\n")
         raise SystemExit(0)
+    _without_httpx_cli()
     import gc
 
     # Start-up allocates objects that live as long as the process (modules, pydantic schemas,
@@ -41,6 +42,26 @@ def main(argv: list[str] | None = None) -> None:
         gc.freeze()
         gc.enable()
     raise SystemExit(code)
+
+
+def _without_httpx_cli() -> None:
+    """Keep httpx's own command line out of this process.
+
+    ``import httpx`` imports ``httpx._main``, its command-line client, which imports click, pygments and
+    rich whenever they are installed (typer brings rich): about a tenth of pi's start-up, for a program
+    this process never runs. pi owns the process here, so it registers a stand-in first; library users
+    of pi_core (SDK hosts) keep httpx as it is."""
+    import types
+
+    if "httpx" in sys.modules or "httpx._main" in sys.modules:
+        return
+    stand_in = types.ModuleType("httpx._main", "Stand-in: pi does not run httpx's command line.")
+
+    def main() -> None:  # the same name httpx re-exports
+        raise SystemExit("httpx's command line is not available inside pi")
+
+    stand_in.main = main  # type: ignore[attr-defined]
+    sys.modules["httpx._main"] = stand_in
 
 
 def run(args: list[str]) -> int:

@@ -42,3 +42,30 @@ def test_plugin_sub_commands_run_with_the_collector_on(tmp_path: Path) -> None:
     ext.write_text(textwrap.dedent(PROBE))
     result = pi(tmp_path, tmp_path / "agent", "-e", str(ext), "gcprobe")
     assert (result.returncode, result.stdout.strip()) == (0, "collecting=True"), result.stderr
+
+
+MODULES = """
+import sys
+from pi_core import hookimpl, Tool, ToolResult
+
+def loaded(params, ctx):
+    import httpx  # what a plugin gets: the real client, without httpx's command line behind it
+    names = sorted(m for m in ("rich", "click", "pygments") if m in sys.modules)
+    return ToolResult.text(f"cli-libraries={names} client={httpx.AsyncClient.__name__}")
+
+@hookimpl
+def register_tools(register):
+    register(Tool(name="modules", description="reports loaded modules", parameters={"type": "object"},
+                  execute=loaded))
+"""
+
+
+def test_a_run_does_not_import_httpxs_command_line(tmp_path: Path) -> None:
+    # httpx imports its CLI (click, pygments, rich) on `import httpx`: a tenth of the start-up, never used
+    ext = tmp_path / "modules.py"
+    ext.write_text(textwrap.dedent(MODULES))
+    call = json.dumps({"tool_calls": [{"name": "modules", "arguments": {}}]})
+    result = pi(tmp_path, tmp_path / "agent", "-e", str(ext), "--provider", "faux", "--model", "echo",
+                "--tools", "modules", "--no-session", "-p", call)
+    assert result.returncode == 0, result.stderr
+    assert "modules (ok): cli-libraries=[] client=AsyncClient" in result.stdout
