@@ -38,11 +38,14 @@ class ModelEntry(PiModel):
     thinking_level_map: dict[str, str | None] | None = None
     sampling_params: dict[str, Any] | None = None
     sampling_params_by_thinking_level: dict[str, dict[str, Any]] | None = None
+    input_limits: dict[str, Any] | None = None
 
 
 class ProviderEntry(PiModel):
     """One provider of ``models.json``."""
 
+    name: str | None = None
+    """The provider's display name (``/login``, ``ModelRegistry.get_provider_display_name``)."""
     base_url: str | None = None
     api: str | None = None
     api_key: str | None = None

@@ -11,6 +11,7 @@ credentials in pi's order (explicit → ``auth.json`` → ``models.json`` → en
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import difflib
 import os
 import re
@@ -273,6 +274,8 @@ class ModelRegistry:
             current = _Provider(ProviderConfig(name=name, api=entry.api or "", base_url=entry.base_url))
             current.replace_models = True
             self._providers[name] = current
+        if entry.name:
+            current.config = dataclasses.replace(current.config, display_name=entry.name)
         patch: dict[str, Any] = {}
         if entry.base_url:
             patch["baseUrl"] = entry.base_url
@@ -322,6 +325,12 @@ class ModelRegistry:
     def get_provider(self, name: str) -> ProviderConfig | None:
         provider = self._providers.get(name)
         return provider.config if provider else None
+
+    def get_provider_display_name(self, name: str) -> str:
+        """The provider's display name (its ``display_name``, a ``models.json`` ``name``), else ``name``;
+        pi's ``getProviderDisplayName``."""
+        config = self.get_provider(name)
+        return (config.display_name if config is not None else "") or name
 
     def get_models(self, provider: str | None = None) -> list[Model]:
         """Models of ``provider`` (or of all providers), in catalog order."""

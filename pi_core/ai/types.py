@@ -261,6 +261,9 @@ class Model(PiModel):
     """pi 1.6: fields merged into every request body (OpenAI-compatible APIs), e.g. ``temperature``."""
     sampling_params_by_thinking_level: dict[str, dict[str, Any]] | None = None
     """pi 1.6: ``sampling_params`` per (clamped) thinking level, merged over ``sampling_params``."""
+    input_limits: dict[str, Any] | None = None
+    """pi 1.6 ``inputLimits``: ``images.resize`` (``maxWidth``, ``maxHeight``, ``maxBytes``, ``jpegQuality``)
+    bounds the images that enter the conversation; the hard request limits are kept, not enforced (as in pi)."""
 
 
 class Context(PiModel):

@@ -815,11 +815,13 @@ class AgentSession:
     async def _after_tool_call(self, event: AfterToolCallEvent) -> AfterToolCallEvent:
         event = await self.wiring.after_tool_call(event)
         # after the hooks, so images a plugin added are scaled too (pi's order)
-        event.content = normalize_images(event.content, auto_resize=self.settings.images.auto_resize)
+        event.content = normalize_images(event.content, auto_resize=self.settings.images.auto_resize,
+                                         model=self._model)
         return event
 
     def _user(self, text: str, images: list[ImageContent] | None) -> UserMessage:
-        return _user(text, normalize_images(images or [], auto_resize=self.settings.images.auto_resize))
+        return _user(text, normalize_images(images or [], auto_resize=self.settings.images.auto_resize,
+                                            model=self._model))
 
     def _tool_context(self, call_id: str, signal: AbortSignal, on_update: Callable[[ToolResult], object]) -> ToolContext:
         return ToolContext(call_id, self.cwd, signal, on_update, env=self.process_env(), session=self.ctx,

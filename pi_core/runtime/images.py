@@ -1,7 +1,8 @@
 """The ``images`` settings applied to what reaches the model.
 
-``images.autoResize`` (default on): images in prompts and tool results larger than 2000 px on a side
-are scaled down when they enter the session (as pi does, so the session file holds what was sent).
+``images.autoResize`` (default on): images in prompts and tool results over the model's
+``inputLimits.images.resize`` (pi's defaults: 2000 px a side, 4.5 MiB encoded) are scaled down when they
+enter the session (as pi does, so the session file holds what was sent).
 ``images.blockImages``: no image is sent at all; each is replaced by a short text when the request
 is built, so turning the setting off later sends the stored images again.
 """
@@ -13,17 +14,20 @@ import binascii
 from collections.abc import Sequence
 from typing import Any
 
-from ..ai.types import ImageContent, TextContent
+from ..ai.types import ImageContent, Model, TextContent
 
 BLOCKED_TEXT = "Image reading is disabled."
 
 
-def normalize_images(content: Sequence[Any], *, auto_resize: bool) -> list[Any]:
+def normalize_images(content: Sequence[Any], *, auto_resize: bool, model: Model | None = None) -> list[Any]:
     """``content`` with each image converted to a sendable format (BMP to PNG) and, with ``auto_resize``,
-    shrunk; a note saying what changed follows a changed image. Other blocks pass unchanged."""
+    shrunk to ``model``'s ``inputLimits.images.resize``; a note saying what changed follows a changed image.
+    Other blocks pass unchanged."""
     if not any(isinstance(block, ImageContent) for block in content):
         return list(content)
-    from ..toolkit.images import prepare_image
+    from ..toolkit.images import ResizeLimits, prepare_image
+
+    limits = ResizeLimits.from_json(((getattr(model, "input_limits", None) or {}).get("images") or {}).get("resize"))
 
     out: list[Any] = []
     for block in content:
@@ -35,7 +39,7 @@ def normalize_images(content: Sequence[Any], *, auto_resize: bool) -> list[Any]:
         except (binascii.Error, ValueError):
             out.append(block)  # not ours to judge; the provider reports a bad image
             continue
-        prepared = prepare_image(data, block.mime_type, resize=auto_resize)
+        prepared = prepare_image(data, block.mime_type, resize=auto_resize, limits=limits)
         if prepared.data is None or not prepared.notes:
             out.append(block if prepared.data is not None else TextContent(text=" ".join(prepared.notes)))
             continue

@@ -1,8 +1,9 @@
 """Recognising images by their bytes (not their names) and making them sendable to a model.
 
 Models accept PNG, JPEG, GIF and WebP. BMP files are converted to PNG here (uncompressed BMPs, the
-common kind, with the standard library only). Images larger than :data:`MAX_IMAGE_SIDE` are scaled
-down with Pillow (a dependency; should it be missing, they are sent as they are).
+common kind, with the standard library only). Images over the :class:`ResizeLimits` (by default
+:data:`MAX_IMAGE_SIDE` pixels a side and 4.5 MiB of base64, pi's defaults) are scaled down with Pillow
+(a dependency; should it be missing, they are sent as they are).
 """
 
 from __future__ import annotations
@@ -11,9 +12,12 @@ import struct
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 SNIFF_BYTES = 4100
 MAX_IMAGE_SIDE = 2000
+MAX_IMAGE_BYTES = 4.5 * 1024 * 1024
+"""Encoded (base64) size an image stays under: headroom below Anthropic's 5 MB limit, as in pi."""
 _PNG_SIG = b"\x89PNG\r\n\x1a\n"
 
 
@@ -81,8 +85,33 @@ class PreparedImage:
     notes: list[str] = field(default_factory=list)
 
 
-def prepare_image(data: bytes, mime_type: str, *, max_side: int = MAX_IMAGE_SIDE, resize: bool = True) -> PreparedImage:
-    """Convert to a model-supported format and (with ``resize``) shrink images larger than ``max_side``."""
+@dataclass(frozen=True)
+class ResizeLimits:
+    """How large an image may enter the conversation (a model's ``inputLimits.images.resize`` in
+    ``models.json``, pi's defaults otherwise). ``max_bytes`` limits the base64-encoded size."""
+
+    max_width: int = MAX_IMAGE_SIDE
+    max_height: int = MAX_IMAGE_SIDE
+    max_bytes: float = MAX_IMAGE_BYTES
+    jpeg_quality: int = 80
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any] | None) -> ResizeLimits:
+        """pi's ``{maxWidth, maxHeight, maxBytes, jpegQuality}``; omitted or invalid fields keep the defaults."""
+        data = data if isinstance(data, dict) else {}
+        fields = {"max_width": "maxWidth", "max_height": "maxHeight", "max_bytes": "maxBytes",
+                  "jpeg_quality": "jpegQuality"}
+        given = {name: data[key] for name, key in fields.items()
+                 if isinstance(data.get(key), (int, float)) and not isinstance(data.get(key), bool) and data[key] > 0}
+        if "jpeg_quality" in given:
+            given["jpeg_quality"] = min(100, int(given["jpeg_quality"]))
+        return cls(**given)
+
+
+def prepare_image(data: bytes, mime_type: str, *, max_side: int = MAX_IMAGE_SIDE, resize: bool = True,
+                  limits: ResizeLimits | None = None) -> PreparedImage:
+    """Convert to a model-supported format and (with ``resize``) shrink an image over ``limits`` (default:
+    ``max_side`` pixels a side and pi's byte limit)."""
     notes: list[str] = []
     if mime_type == "image/bmp":
         png = bmp_to_png(data)
@@ -90,14 +119,22 @@ def prepare_image(data: bytes, mime_type: str, *, max_side: int = MAX_IMAGE_SIDE
             return PreparedImage(None, mime_type, ["[Image not attached: this BMP variant cannot be converted.]"])
         data, mime_type = png, "image/png"
         notes.append("[Image converted from image/bmp to image/png.]")
-    resized = _maybe_resize(data, mime_type, max_side) if resize else None
+    limits = limits or ResizeLimits(max_side, max_side)
+    resized = _maybe_resize(data, limits) if resize else None
     if resized is not None:
         data, mime_type, note = resized
         notes.append(note)
     return PreparedImage(data, mime_type, notes)
 
 
-def _maybe_resize(data: bytes, mime_type: str, max_side: int) -> tuple[bytes, str, str] | None:
+def _encoded_size(size: int) -> int:
+    return -(-size // 3) * 4
+
+
+def _maybe_resize(data: bytes, limits: ResizeLimits) -> tuple[bytes, str, str] | None:
+    """pi's strategy: fit the dimensions, take the smaller of PNG and JPEG (at ``jpeg_quality``), then lower
+    JPEG qualities, then three quarters of the size at a time, until the encoded size fits; ``None`` when the
+    image is within the limits already, cannot be read, or cannot be made to fit."""
     try:
         from PIL import Image  # optional: only used when installed
     except ImportError:
@@ -107,18 +144,54 @@ def _maybe_resize(data: bytes, mime_type: str, max_side: int) -> tuple[bytes, st
     try:
         with Image.open(io.BytesIO(data)) as img:
             width, height = img.size
-            if max(width, height) <= max_side or getattr(img, "is_animated", False):
+            if getattr(img, "is_animated", False):
                 return None
-            scale = max_side / max(width, height)
-            size = (max(1, round(width * scale)), max(1, round(height * scale)))
-            out = io.BytesIO()
-            fmt = "JPEG" if mime_type == "image/jpeg" else "PNG"
-            small = img.convert("RGB") if fmt == "JPEG" else img
-            small.resize(size).save(out, format=fmt)
+            if width <= limits.max_width and height <= limits.max_height \
+                    and _encoded_size(len(data)) < limits.max_bytes:
+                return None
+            img.load()
+            found = _shrink(img, _fit(width, height, limits), limits)
     except Exception:  # a broken image is sent unchanged; the provider reports what it dislikes
         return None
-    new_mime = "image/jpeg" if fmt == "JPEG" else "image/png"
-    return out.getvalue(), new_mime, f"[Image scaled from {width}x{height} to {size[0]}x{size[1]}.]"
+    if found is None:
+        return None
+    encoded, mime, (w, h) = found
+    return encoded, mime, f"[Image scaled from {width}x{height} to {w}x{h}.]"
+
+
+def _fit(width: int, height: int, limits: ResizeLimits) -> tuple[int, int]:
+    if width > limits.max_width:
+        height, width = round(height * limits.max_width / width), int(limits.max_width)
+    if height > limits.max_height:
+        width, height = round(width * limits.max_height / height), int(limits.max_height)
+    return max(1, width), max(1, height)
+
+
+def _shrink(img: Any, size: tuple[int, int], limits: ResizeLimits) -> tuple[bytes, str, tuple[int, int]] | None:
+    from PIL import Image
+
+    qualities = list(dict.fromkeys([limits.jpeg_quality, 85, 70, 55, 40]))
+    while True:
+        small = img.resize(size, Image.Resampling.LANCZOS)
+        png = (_encode(small, "PNG"), "image/png")
+        rgb = small.convert("RGB")
+        jpegs = [(_encode(rgb, "JPEG", quality), "image/jpeg") for quality in qualities]
+        preferred = [jpegs[0], png] if len(jpegs[0][0]) < len(png[0]) else [png, jpegs[0]]
+        for encoded, mime in [*preferred, *jpegs[1:]]:
+            if _encoded_size(len(encoded)) < limits.max_bytes:
+                return encoded, mime, size
+        smaller = (max(1, size[0] * 3 // 4), max(1, size[1] * 3 // 4))
+        if smaller == size:
+            return None
+        size = smaller
+
+
+def _encode(img: Any, fmt: str, quality: int | None = None) -> bytes:
+    import io
+
+    out = io.BytesIO()
+    img.save(out, format=fmt, **({"quality": quality} if quality is not None else {}))
+    return out.getvalue()
 
 
 def bmp_to_png(data: bytes) -> bytes | None:
@@ -183,5 +256,5 @@ def _bmp_row(row: bytes, width: int, bpp: int, palette: list[bytes]) -> bytes:
     return b"".join(out)
 
 
-__all__ = ["MAX_IMAGE_SIDE", "PreparedImage", "bmp_to_png", "detect_image_mime", "detect_image_mime_file",
-           "prepare_image"]
+__all__ = ["MAX_IMAGE_BYTES", "MAX_IMAGE_SIDE", "PreparedImage", "ResizeLimits", "bmp_to_png", "detect_image_mime",
+           "detect_image_mime_file", "prepare_image"]

@@ -139,3 +139,74 @@ def test_switching_models_over_rpc_takes_the_models_thinking_level(tmp_path: Pat
     states = [json.loads(line) for line in done.stdout.splitlines() if '"command":"get_state"' in line.replace(" ", "")]
     # the model's own entry, else defaultThinkingLevel (pi resets to it on a switch)
     assert [s["data"]["thinkingLevel"] for s in states] == ["low", "high", "low"]
+
+
+def test_provider_name_is_its_display_name(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    agent = tmp_path / "agent"
+    with FakeOpenAI([]) as server:
+        configure(agent, server.base_url, name="My Box")
+        commands = [{"id": "l", "type": "prompt", "message": "/login"}]
+        done = subprocess.Popen([sys.executable, "-m", "pi_core", "--mode", "rpc", "--provider", "fake", "--model",
+                                 "fake-model", "--no-session"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                                env={**os.environ, "PI_CODING_AGENT_DIR": str(agent)})
+        assert done.stdin is not None and done.stdout is not None
+        done.stdin.write(json.dumps(commands[0]) + "\n")
+        done.stdin.flush()
+        request = next(r for r in map(json.loads, done.stdout) if r.get("type") == "extension_ui_request"
+                       and r.get("method") == "select")
+        done.stdin.write(json.dumps({"type": "extension_ui_response", "id": request["id"], "cancelled": True}) + "\n")
+        done.stdin.close()
+        done.wait(30)
+    assert "My Box (fake)" in request["options"]  # the choice shows the name, as pi's /login does
+
+
+def _image(path: Path, width: int, height: int, *, noisy: bool = False) -> Path:
+    import random
+
+    from PIL import Image
+
+    image = Image.new("RGB", (width, height), (200, 30, 30))
+    if noisy:  # hard to compress: only smaller pixels or JPEG make it fit a byte limit
+        rng = random.Random(1)
+        image.putdata([(rng.randrange(256), rng.randrange(256), rng.randrange(256)) for _ in range(width * height)])
+    image.save(path, format="PNG")
+    return path
+
+
+def _sent_image(request: dict[str, Any]) -> tuple[str, int, tuple[int, int]]:
+    """(MIME type, base64 length, size) of the one image of an OpenAI Chat Completions request."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    [url] = [part["image_url"]["url"] for m in request["body"]["messages"] if isinstance(m["content"], list)
+             for part in m["content"] if part.get("type") == "image_url"]
+    head, data = url.split(",", 1)
+    return head.removeprefix("data:").split(";")[0], len(data), Image.open(io.BytesIO(base64.b64decode(data))).size
+
+
+def test_input_limits_resize_the_images_that_enter_the_conversation(tmp_path: Path) -> None:
+    ws, agent = tmp_path / "ws", tmp_path / "agent"
+    ws.mkdir()
+    _image(ws / "wide.png", 3000, 150)
+    _image(ws / "noise.png", 300, 300, noisy=True)
+    resize = {"maxWidth": 600, "maxHeight": 400, "maxBytes": 60000, "jpegQuality": 70}
+    with FakeOpenAI([{"text": "ok"}, {"text": "ok"}, {"text": "ok"}]) as server:
+        configure(agent, server.base_url, model={"input": ["text", "image"],
+                                                 "inputLimits": {"images": {"resize": resize}}})
+        for name in ("wide.png", "noise.png"):
+            result = pi(ws, agent, "--provider", "fake", "--model", "fake-model", "--no-session", "-p", f"@{name}", "?")
+            assert result.returncode == 0, result.stderr
+        configure(agent, server.base_url, model={"input": ["text", "image"]})
+        default = pi(ws, agent, "--provider", "fake", "--model", "fake-model", "--no-session", "-p", "@wide.png", "?")
+        assert default.returncode == 0, default.stderr
+    assert _sent_image(server.requests[0])[2] == (600, 30)  # within maxWidth
+    mime, encoded, size = _sent_image(server.requests[1])
+    assert encoded < 60000 and size[0] <= 300  # under maxBytes (240 KB of noise as PNG does not fit)
+    assert _sent_image(server.requests[2])[2] == (2000, 100)  # pi's defaults without inputLimits
