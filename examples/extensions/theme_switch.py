@@ -1,6 +1,7 @@
-"""Port of pi's ``mac-system-theme`` example, driven by a command instead of the macOS appearance:
-``/theme-switch [name]`` switches to a theme (``ctx.ui.set_theme``), without a name it toggles between
-``dark`` and ``light``; ``/themes`` lists what ``ctx.ui.get_all_themes()`` offers."""
+"""Switching themes by command (what pi's ``mac-system-theme`` does on its own, see ``mac_system_theme.py``):
+``/theme-switch [name]`` looks the theme up (``ctx.ui.get_theme``) and switches to it (``ctx.ui.set_theme``
+takes the theme object, or a name); without a name it toggles between ``dark`` and ``light``. ``/themes``
+lists what ``ctx.ui.get_all_themes()`` offers."""
 
 from __future__ import annotations
 
@@ -10,11 +11,13 @@ from pi_core import Command, CommandContext, hookimpl
 
 
 async def switch(args: str, ctx: CommandContext) -> None:
-    current = getattr(ctx.ui.theme, "name", None)
+    current = ctx.ui.theme.name
     wanted = args.strip() or ("light" if current == "dark" else "dark")
-    result = await ctx.ui.set_theme(wanted)
+    found = ctx.ui.get_theme(wanted)
+    result = await ctx.ui.set_theme(found if found is not None else wanted)
     if result.get("success"):
-        await ctx.ui.notify(f"Theme: {ctx.ui.theme.name} (accent {ctx.ui.theme.hex('accent')})", "info")
+        how = " via get_theme" if found is not None else ""
+        await ctx.ui.notify(f"Theme: {ctx.ui.theme.name} (accent {ctx.ui.theme.hex('accent')}){how}", "info")
     else:
         await ctx.ui.notify(f"Theme not switched: {result.get('error')}", "error")
 

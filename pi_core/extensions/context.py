@@ -62,6 +62,14 @@ def _untimed(method: Callable[..., Any]) -> Callable[..., Any]:
     return dialog
 
 
+@functools.cache
+def headless_theme() -> Any:
+    """What ``ctx.ui.theme`` is without a terminal: a theme whose styling calls return plain text."""
+    from ..modes.interactive.theme import builtin_theme  # the theme type lives with the terminal
+
+    return builtin_theme("dark", colour=False)
+
+
 class UI:
     """Dialogs and notices. This base class is what headless modes (print, JSON, SDK) use:
     dialogs answer with their "cancel" value and notices go nowhere, as in pi.
@@ -119,11 +127,14 @@ class UI:
     # -- components (pi_core.tui): the terminal draws them; headless UIs answer "cancel" ----------
 
     async def custom(self, factory: ComponentFactory, *, overlay: bool = False,
-                     overlay_options: dict[str, Any] | None = None) -> Any:
+                     overlay_options: dict[str, Any] | Callable[[], dict[str, Any]] | None = None,
+                     on_handle: Callable[[Any], Any] | None = None) -> Any:
         """Show a component that takes the keyboard until it calls ``done(value)``; returns the value.
-        ``factory(tui, theme, keybindings, done)`` builds it; ``overlay=True`` draws it framed over the
-        conversation, placed by ``overlay_options`` (pi's, snake_cased: ``anchor``, ``width``,
-        ``max_height``, ``margin``, ``offset_x``/``offset_y``, ``row``/``col``). Headless: ``None`` at once."""
+        ``factory(tui, theme, keybindings, done)`` builds it; ``overlay=True`` draws it over the
+        conversation, placed by ``overlay_options`` (pi's :class:`pi_core.tui.OverlayOptions`, snake_cased:
+        ``anchor``, ``width``, ``max_height``, ``margin``, ``offset_x``/``offset_y``, ``row``/``col``,
+        ``visible``, ``non_capturing``; or a function returning them), and ``on_handle(handle)`` gets its
+        :class:`pi_core.tui.OverlayHandle`. Several overlays may be open at once. Headless: ``None`` at once."""
         return None
 
     async def set_footer(self, factory: ComponentFactory | None) -> None:
@@ -186,19 +197,23 @@ class UI:
 
     @property
     def theme(self) -> Any:
-        """The current theme (``theme.fg("accent", text)``, ``bg``, ``bold``...); ``None`` headless."""
-        return None
+        """The current theme (``theme.fg("accent", text)``, ``bg``, ``bold``, ``style``, ``hex``...).
+        Headless it is pi's dark theme without colour: the same calls work and return plain text."""
+        return headless_theme()
 
     def get_all_themes(self) -> list[dict[str, Any]]:
-        """The themes the user can pick: ``{"name", "path"}`` (``path`` ``None`` for built-ins)."""
+        """The themes the user can pick: ``{"name", "path"}`` (``path`` ``None`` for built-ins); ``[]``
+        headless."""
         return []
 
     def get_theme(self, name: str) -> Any:
+        """The theme named ``name`` (to pass to :meth:`set_theme`), or ``None`` (always, headless)."""
         return None
 
     async def set_theme(self, theme: Any) -> dict[str, Any]:
-        """Switch to a theme by name (or a theme object): ``{"success": True}`` or with ``"error"``."""
-        return {"success": False, "error": "this mode has no terminal to theme"}
+        """Switch to a theme by name (or a theme object): ``{"success": True}`` or with ``"error"``
+        (headless: ``"UI not available"``, as in pi)."""
+        return {"success": False, "error": "UI not available"}
 
     async def set_editor_text(self, text: str) -> None:
         return None

@@ -632,20 +632,19 @@ def test_terminal_examples_over_rpc_send_plain_notices_and_no_components(
         fake_provider_server: FakeProviderServer, pi_project: Path) -> None:
     fake_provider_server.script("hello back")
     with rpc(pi_project, *TERMINAL_EXAMPLES) as pi:
-        _, seen = pi.call({"type": "prompt", "message": "/overlay"})
-        assert notices(seen) == ["This extension shows a custom terminal component, which RPC mode does not "
-                                 "support", "Overlay closed with None"]
+        _, seen = pi.call({"type": "prompt", "message": "/overlay-test"})
+        assert notices(seen) == []  # custom() answers None and the client hears nothing, as in pi
         _, seen = pi.call({"type": "prompt", "message": "/counter-widget"})
         assert not any(is_ui("setWidget")(r) for r in seen)  # a component cannot travel
         for command, said in (("/footer", "Custom footer on"), ("/builtin-header", "Built-in header restored"),
                               ("/working-indicator dots", "Working indicator: dots"),
-                              ("/theme-switch light", "Theme not switched: this mode has no terminal to theme"),
+                              ("/theme-switch light", "Theme not switched: Theme switching not supported in RPC mode"),
                               ("/themes", "Themes: none")):
             _, seen = pi.call({"type": "prompt", "message": command})
             assert notices(seen) == [said]
         seen = pi.prompt("hi")
         statuses = [r["statusText"] for r in seen if is_ui("setStatus")(r)]
-        assert statuses[-2:] == ["● working", "✓ turn done"]  # no theme over RPC: plain text
+        assert statuses[-2:] == ["● Turn 1...", "✓ Turn 1 complete"]  # RPC's theme has no colour: plain text
 
 
 def test_terminal_examples_in_json_mode_answer_without_a_ui(

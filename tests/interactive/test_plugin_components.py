@@ -79,13 +79,13 @@ def test_a_component_takes_the_keys_and_returns_a_value(running, tmp_path: Path)
 
 def test_status_line_uses_the_theme(running) -> None:  # noqa: F811
     app = running(wait_editor=False, **with_examples("status_line"))
-    app.wait_for(lambda: "○ ready" in app.display()[-1], 30)  # the status line is the footer's last row
+    app.wait_for(lambda: "Ready" in app.display()[-1], 30)  # the status line is the footer's last row
     app.settle(0.2)
     app.type("hello")
-    app.wait_for("✓ turn done", 30)
+    app.wait_for("✓ Turn 1 complete", 30)
     assert "echo: hello" in app.text()
-    accent_free = app.raw.split("✓ turn done".encode())[0].rsplit(b"\x1b[", 1)[-1]
-    assert accent_free.endswith(b"m")  # the status came styled by the theme's token
+    before = app.raw.split(" Turn 1 complete".encode())[0].rsplit(b"\x1b[", 1)[-1]
+    assert before.endswith(b"m")  # the status came styled by the theme's token
     quit_app(app)
 
 
@@ -97,6 +97,7 @@ def test_theme_switch_and_list(running) -> None:  # noqa: F811
     assert "dark" in listed and "light" in listed
     app.type("/theme-switch light")
     app.wait_for("Theme: light")
+    assert "via get_theme" in next(row for row in app.display() if "Theme: light" in row)  # the Theme object
     app.type("/theme-switch dark")
     app.wait_for("Theme: dark")
     app.type("/theme-switch nope")
@@ -106,23 +107,20 @@ def test_theme_switch_and_list(running) -> None:  # noqa: F811
 
 def test_overlay_returns_its_value_and_a_component_widget(running) -> None:  # noqa: F811
     app = running(**with_examples("overlay_test"))
-    app.type("/overlay")
-    app.wait_for("Overlay counter")
-    assert any("╭" in row for row in app.display())  # drawn framed (test_overlays.py: where)
-    app.send("+")
-    app.send("+")
-    app.send("+")
-    app.send("-")
-    app.wait_for("value: 2")
+    app.type("/overlay-test")
+    app.wait_for("▶ Search:")
+    assert any("╭" in row for row in app.display())  # it draws its own frame (test_overlays.py: where)
+    app.send("pi")
+    app.wait_for("▶ Search: pi")
     app.send("\r")
-    app.wait_for("Overlay closed with 2")
-    app.type("/overlay")
-    app.wait_for("Overlay counter")
+    app.wait_for('Search: "pi"')
+    app.type("/overlay-test")
+    app.wait_for("▶ Search:")
     app.send("\x1b")
-    app.wait_for("Overlay closed with None")
+    app.wait_for(lambda: not any("Search:" in row for row in app.display()))
     app.type("/counter-widget")
-    app.wait_for("[counter widget: None]··")
-    row = next(r for r in app.display() if r.startswith("[counter widget"))
+    app.wait_for("[overlay widget: None]··")
+    row = next(r for r in app.display() if r.startswith("[overlay widget"))
     assert len(row) == 80  # rendered for the terminal's width
     quit_app(app)
 

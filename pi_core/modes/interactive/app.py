@@ -131,7 +131,7 @@ class InteractiveApp:
         self.palette = Palette.for_stream(stdout) if tty else Palette(False, glyphs)
         self._theme_errors: list[str] = []
         self.palette = self.palette.with_theme(self._choose_theme(self.palette.colour))
-        self.output: TerminalOutput | LineOutput = TerminalOutput(stdout, self._editor_app) if tty \
+        self.output: TerminalOutput | LineOutput = TerminalOutput(stdout, self._output_app) if tty \
             else LineOutput(stdout)
         self.renderer = Renderer(self.output, self.palette, self._width)
         self.statuses: dict[str, str] = {}
@@ -262,6 +262,12 @@ class InteractiveApp:
 
     def _editor_app(self) -> Any:
         return self._editor.app if self._editor is not None else None
+
+    def _output_app(self) -> Any:
+        """The application on screen: a plugin's component or overlay (the layer's), else the editor."""
+        layer = getattr(self, "layer", None)
+        app = layer.app if layer is not None else None
+        return app if app is not None and app.is_running else self._editor_app()
 
     # -- running -------------------------------------------------------------------------------
 

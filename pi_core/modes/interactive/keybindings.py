@@ -320,6 +320,15 @@ class Keymap:
     def describe(self, action: str) -> str:
         return ", ".join(display(k) for k in self.keys(action)) or "(none)"
 
+    def matches(self, data: str, action: str) -> bool:
+        """Whether raw input ``data`` is one of ``action``'s keys, as bound now (pi's
+        ``keybindings.matches``, for components): the app's actions, and pi's component actions
+        (``tui.select.up``, ``tui.select.confirm``...) with pi's keys unless ``keybindings.json`` sets them."""
+        from ...tui.keys import DEFAULT_BINDINGS, matches_key
+
+        keys = self.bindings.get(action)
+        return any(matches_key(data, key) for key in (DEFAULT_BINDINGS.get(action, ()) if keys is None else keys))
+
 
 def _known_elsewhere(action: str) -> bool:
     """pi action ids this terminal does not implement (tree, picker and fullscreen keys) are not

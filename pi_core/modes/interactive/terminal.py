@@ -48,11 +48,18 @@ class TerminalOutput:
         asyncio.ensure_future(self.flush())
 
     async def flush(self) -> None:
-        """Write the pending rows now (above the live region when an editor is on screen)."""
+        """Write the pending rows now (above the live region when an editor is on screen). While a
+        full-screen application (an overlay) has the terminal they wait: they show under the overlay
+        meanwhile, and are written once it is gone."""
         async with self._lock:
             if not self.pending:
                 return
             app = self._app()
+            if app is not None and app.is_running and getattr(app, "full_screen", False):
+                if not self._scheduled:
+                    self._scheduled = True
+                    asyncio.get_running_loop().call_later(FLUSH_INTERVAL * 5, self._start_flush)
+                return
             if app is not None and app.is_running:
                 from prompt_toolkit.application import run_in_terminal
                 from prompt_toolkit.application.current import set_app

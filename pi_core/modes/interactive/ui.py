@@ -254,15 +254,12 @@ class InteractiveUI(UI):
     # -- components (pi_core.tui) -----------------------------------------------------------------
 
     async def custom(self, factory: Callable[..., Any], *, overlay: bool = False,
-                     overlay_options: dict[str, Any] | None = None) -> Any:
-        run = getattr(self.dialogs, "custom", None)
-        if run is None:  # a pipe has nothing to draw a component on: its "cancel" value
+                     overlay_options: dict[str, Any] | Callable[[], dict[str, Any]] | None = None,
+                     on_handle: Callable[[Any], Any] | None = None) -> Any:
+        layer = getattr(self.host, "layer", None)
+        if layer is None or not getattr(self.host, "tty", False):  # nothing to draw on: its "cancel" value
             return None
-        terminal = getattr(self.host, "terminal_handoff", None)
-        background = getattr(self.host, "overlay_background", None) if overlay else None
-        return await self._ask(lambda: run(factory, getattr(self.host, "keymap", None), overlay=overlay,
-                                           terminal=terminal, background=background, options=overlay_options),
-                               None)
+        return await layer.custom(factory, overlay=overlay, options=overlay_options, on_handle=on_handle)
 
     async def set_footer(self, factory: Callable[..., Any] | None) -> None:
         self.footer_factory = factory

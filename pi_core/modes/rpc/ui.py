@@ -90,11 +90,14 @@ class RpcUI(UI):
         self._notice({"method": "setTitle", "title": title})
 
     async def custom(self, factory: Callable[..., Any], *, overlay: bool = False,
-                     overlay_options: dict[str, Any] | None = None) -> Any:
-        """Components are drawn by a terminal: the client is told this one is unsupported (``None``)."""
-        await self.notify("This extension shows a custom terminal component, which RPC mode does not support",
-                          "warning")
+                     overlay_options: dict[str, Any] | None = None,
+                     on_handle: Callable[[Any], Any] | None = None) -> Any:
+        """Components are drawn by a terminal: ``None`` at once, and the client is told nothing, as in pi
+        (the plugin gets its "cancel" value and may say so itself)."""
         return None
+
+    async def set_theme(self, theme: Any) -> dict[str, Any]:
+        return {"success": False, "error": "Theme switching not supported in RPC mode"}
 
     async def set_editor_text(self, text: str) -> None:
         self._notice({"method": "set_editor_text", "text": text})
