@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import inspect
+import re
 from pathlib import Path
 
 import pytest
@@ -38,12 +40,43 @@ def test_spec_docstring_names_every_parameter(name: str) -> None:
         assert f":param {param}:" in doc, f"{name}: :param {param}: missing"
 
 
+PLUGINS_MD = REPO / "docs" / "plugins.md"
+
+
+def python_blocks(text: str) -> list[str]:
+    return re.findall(r"```python\n(.*?)```", text, re.S)
+
+
 @pytest.mark.parametrize("name", sorted(SPECS))
 def test_every_hook_is_documented_for_plugin_authors(name: str) -> None:
-    docs = (REPO / "docs" / "plugins.md").read_text()
+    docs = PLUGINS_MD.read_text()
     signature = f"{name}({', '.join(inspect.signature(SPECS[name]).parameters)})"
-    assert f"`{signature}`" in docs, f"docs/plugins.md lacks `{signature}`"
-    assert hookspecs.DISPATCH_MODES[name] in docs
+    assert f"| `{signature}` | {hookspecs.DISPATCH_MODES[name]} |" in docs, f"the hook table lacks `{signature}`"
+    assert f"**`{signature}`**" in docs, f"docs/plugins.md has no section **`{signature}`**"
+    examples = [block for block in python_blocks(docs) if re.search(rf"^(async )?def {name}\(", block, re.M)]
+    assert examples, f"docs/plugins.md has no example defining {name}(...)"
+    assert any("@hookimpl" in block for block in examples), f"the example of {name} is not marked @hookimpl"
+
+
+def test_every_python_example_in_the_plugin_docs_parses() -> None:
+    flags = ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT  # fragments may await at the top
+    for number, block in enumerate(python_blocks(PLUGINS_MD.read_text()), 1):
+        try:
+            compile(block, f"docs/plugins.md python block {number}", "exec", flags=flags)
+        except SyntaxError as exc:
+            pytest.fail(f"{exc}\n{block}")
+
+
+def test_every_context_and_ui_member_has_a_reference_row() -> None:
+    from pi_core import UI, CommandContext, ExtensionContext
+
+    docs = PLUGINS_MD.read_text()
+    reference = docs[docs.index("### Every member, one line each"):]
+    rows = set(re.findall(r"^\| `(\w+)", reference, re.M)) | set(re.findall(r" / `(\w+)\(", reference))
+    members = {"cwd", "mode", "ui", "events"}  # set in ExtensionContext.__init__
+    for cls in (ExtensionContext, CommandContext, UI):
+        members |= {n for n in vars(cls) if not n.startswith("_")}
+    assert sorted(members - rows) == [], "add a row (member | what it does | example) to docs/plugins.md"
 
 
 def test_hook_events_with_decisions_apply_them() -> None:
