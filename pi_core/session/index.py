@@ -130,6 +130,8 @@ class TreeIndex:
 
     def load_scan(self, scan: Scan) -> None:
         """Index the records of a scanned file (see :mod:`pi_core.session.scan`): no entry is read."""
+        if scan.tree is not None and self._load_indexed(scan, *scan.tree):
+            return
         types, ids, roles = scan.types, scan.ids, scan.roles
         # One dict lookup per record at C speed (zip's pair is reused while map looks it up); a pair
         # the table does not know is an unknown type or role: OTHER.
@@ -160,6 +162,50 @@ class TreeIndex:
         self.kinds = bytearray(codes)
         self.position = dict(zip(ids, range(len(ids))))
         self._resolve(parent_ids, scan.broken)
+
+    def columns(self, scan: Scan) -> tuple[int, bytes, bytes, bytes, list[Any]]:
+        """What :meth:`_load_indexed` takes back for ``scan``, indexed by :meth:`load_scan`: the records
+        indexed, ``where``, ``kinds``, ``parents``, and the parent ids that named no entry."""
+        parent_ids, where = scan.parent_ids, self.where
+        missing = {parent_ids[where[at]] for at, parent in enumerate(self.parents)
+                   if parent < 0 and parent_ids[where[at]].__class__ is str}
+        return len(scan), where.tobytes(), bytes(self.kinds), self.parents.tobytes(), sorted(missing)
+
+    def _load_indexed(self, scan: Scan, count: int, where: bytes, kinds: bytes, parents: bytes,
+                      missing: list[Any]) -> bool:
+        """Index ``scan`` from the columns :meth:`columns` gave for its first ``count`` records, then
+        the records after them. ``False`` (nothing changed) where that could differ from indexing the
+        whole file at once: a later record reusing an id or naming a parent that was missing before,
+        a broken line."""
+        if scan.broken or len(scan) < count:
+            return False
+        at_of = array("q")
+        at_of.frombytes(where)
+        ids = [scan.ids[at] for at in at_of]
+        position = dict(zip(ids, range(len(ids))))
+        kinds_of, parent_of = bytearray(kinds), array("q")
+        parent_of.frombytes(parents)
+        later: list[int] = []
+        for at in range(count, len(scan)):
+            entry_id, kind = scan.ids[at], scan.types[at]
+            if entry_id.__class__ is not str or kind == "session":
+                continue
+            if entry_id in position or entry_id in missing:
+                return False
+            record = scan.parsed.get(at)
+            code = kind_of(record)[0] if record is not None else _PAIR_CODE.get((kind, scan.roles[at]))
+            if code is None:
+                code = _ROLE_CODE.get(scan.roles[at], OTHER) if kind == "message" else _BY_TYPE.get(kind, OTHER)
+            position[entry_id] = len(ids)
+            at_of.append(at)
+            ids.append(entry_id)
+            kinds_of.append(code)
+            later.append(at)
+        get = position.get
+        parent_of.extend(get(p, -1) if p.__class__ is str else -1 for p in map(scan.parent_ids.__getitem__, later))
+        self.where, self.entries = at_of, _Entries(self.records, at_of)
+        self.ids, self.kinds, self.parents, self.position = ids, kinds_of, parent_of, position
+        return True
 
     def _index(self, record: int, entry_id: str, kind: int) -> None:
         self.position[entry_id] = len(self.ids)

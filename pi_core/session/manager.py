@@ -284,7 +284,7 @@ class SessionManager:
                 gc.enable()
 
     def _load_path(self, path: Path) -> None:
-        scan = scan_session_file(path)
+        scan = scan_session_file(path, use_index=True)
         self.diagnostics = scan.diagnostics
         for diagnostic in scan.diagnostics:
             if diagnostic.kind == "malformed_line":

@@ -95,6 +95,9 @@ class Scan:
     tail_offset: int = 0
     tail: bytes = b""
     tail_parsed: bool = False
+    tree: Any = None
+    """The tree index's columns for the first records, when they came from the derived index
+    (:mod:`pi_core.session.scan_index`); :meth:`TreeIndex.load_scan` indexes only the rest."""
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -220,36 +223,47 @@ class _Scanner:
             "malformed_line", f"line {line} skipped: {why}; it stays in the file", line=line, offset=offset))
 
 
-def scan_session_file(path: Path) -> Scan:
-    """Scan a session file without changing it. A missing file scans as empty."""
-    scan = Scan(path)
+def scan_session_file(path: Path, *, use_index: bool = False) -> Scan:
+    """Scan a session file without changing it. A missing file scans as empty.
+
+    With ``use_index``, a big file's derived index (:mod:`pi_core.session.scan_index`) stands in for
+    the part of the file it matches, and only what follows is scanned; the index is written or renewed
+    when that pays. The result is the same either way."""
     try:
         handle = open(path, "rb")
     except FileNotFoundError:
-        return scan
+        return Scan(path)
+    from . import scan_index
+
+    indexed = scan_index.load(path, os.fstat(handle.fileno()).st_size) if use_index else None
+    scan, start, lines = indexed if indexed is not None else (Scan(path), 0, 0)
     scanner = _Scanner(scan)
     gc_was_enabled = gc.isenabled()
     gc.disable()  # the scan makes many small objects that can never form cycles
     try:
         with handle:
-            offset, line = _read_blocks(handle, scanner)
+            handle.seek(start)
+            offset, line = _read_blocks(handle, scanner, start, lines)
     finally:
         if gc_was_enabled:
             gc.enable()
     scan.tail_offset = offset
     scan.size = offset + len(scan.tail)
     _classify_tail(scan, line + 1)
+    if use_index and offset - start >= max(1 << 20, offset // 10):
+        scan_index.save(scan, line)
     return scan
 
 
-def _read_blocks(handle: Any, scanner: _Scanner) -> tuple[int, int]:
+def _read_blocks(handle: Any, scanner: _Scanner, base: int = 0, line: int = 0) -> tuple[int, int]:
     """Read the file into one reused buffer, a block at a time, and scan its whole lines; the part of a
     line that runs past a block moves to the buffer's start (a longer line than the buffer grows it).
-    Returns the offset of what follows the last newline (kept as ``scan.tail``) and the lines read."""
+    Reading starts at file offset ``base`` (line ``line``), where the handle stands. Returns the offset
+    of what follows the last newline (kept as ``scan.tail``) and the lines read."""
     buf = bytearray(_BLOCK)
     view = memoryview(buf)
-    filled = base = line = 0  # bytes held in buf; the file offset of buf[0]; lines scanned
-    first = True
+    filled = 0  # bytes held in buf; base is the file offset of buf[0], line the lines scanned
+    first = base == 0
     try:
         while True:
             if filled == len(buf):  # one line longer than the buffer

@@ -1,0 +1,196 @@
+"""A derived index of a scanned session file, so reopening a long session skips most of the scan.
+
+Scanning is linear in the file (about a third of a second for 127 MB here), and pi's users keep
+sessions of hundreds of megabytes. After a big file is scanned, what the scan found for its complete
+lines — the columns of :class:`~pi_core.session.scan.Scan`, without any entry's contents — is saved in
+``<agent dir>/cache/session-index/``, one file per session path. The next open checks that the file
+still starts with exactly the bytes the index describes (its size and a CRC-32 of them: a file edited,
+migrated, repaired or replaced anywhere in that part no longer matches), takes the columns from the
+index and scans only what was appended since, by this program or by another (pi itself takes no lock).
+
+The index is a cache: it is rebuilt when it does not match, never trusted without the check, and any
+problem reading or writing it only means a full scan. Records the scan parses at once (the header,
+labels, session names, odd lines) are not stored: they are read again from the file, whose bytes the
+check has just confirmed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import zlib
+from pathlib import Path
+from typing import Any
+
+from .scan import Diagnostic, Scan
+
+FORMAT = 2
+MIN_SIZE = 4 << 20
+"""Files smaller than this scan fast enough; they get no index."""
+_CHUNK = 4 << 20
+_KEEP = 100
+"""Index files kept; the oldest go first."""
+
+
+def index_dir() -> Path:
+    from ..paths import agent_dir
+
+    return agent_dir() / "cache" / "session-index"
+
+
+def _index_file(path: Path) -> Path:
+    key = hashlib.sha1(os.fsencode(os.path.abspath(path))).hexdigest()[:32]
+    return index_dir() / f"{key}.idx"
+
+
+def prefix_crc(path: Path, size: int) -> int | None:
+    """CRC-32 of the first ``size`` bytes of ``path`` (``None`` if it has fewer)."""
+    crc, left = 0, size
+    buf = bytearray(min(_CHUNK, max(size, 1)))
+    view = memoryview(buf)
+    try:
+        with open(path, "rb") as handle:
+            while left:
+                count = handle.readinto(view[:min(left, len(buf))])
+                if not count:
+                    return None
+                crc = zlib.crc32(view[:count], crc)
+                left -= count
+    except OSError:
+        return None
+    finally:
+        view.release()
+    return crc
+
+
+def load(path: Path, size: int) -> tuple[Scan, int, int] | None:
+    """The scan of ``path``'s indexed part, if an index matches the file as it is now: ``(scan,
+    offset, lines)`` with the byte offset and line count where scanning must go on; ``None`` when
+    there is no index or it does not match."""
+    if size < MIN_SIZE:
+        return None
+    try:
+        blob = _index_file(path).read_bytes()
+    except OSError:
+        return None
+    try:
+        import msgspec
+
+        saved = msgspec.msgpack.decode(blob)
+        if saved.get("format") != FORMAT or not 0 < saved["offset"] <= size:
+            return None
+        if prefix_crc(path, saved["offset"]) != saved["crc"]:
+            return None
+        return _restore(path, saved), saved["offset"], saved["lines"]
+    except Exception:  # noqa: BLE001 - a damaged index is only a cache miss
+        return None
+
+
+def _restore(path: Path, saved: dict[str, Any]) -> Scan:
+    from .jsonfmt import loads
+
+    scan = Scan(path)
+    vocab, roles = saved["types_vocab"], saved["roles_vocab"]
+    scan.types = [vocab[code] for code in saved["types"]]
+    scan.roles = [roles[code] for code in saved["roles"]]
+    scan.ids, scan.parent_ids = saved["ids"], saved["parent_ids"]
+    scan.offsets.frombytes(saved["offsets"])
+    scan.lengths.frombytes(saved["lengths"])
+    if not len(scan.types) == len(scan.roles) == len(scan.ids) == len(scan.parent_ids) == len(scan.offsets):
+        raise ValueError("index columns differ in length")
+    with open(path, "rb") as handle:
+        def line_at(offset: int, length: int) -> Any:
+            handle.seek(offset)
+            return loads(handle.read(length))
+
+        if saved["header"] is not None:
+            scan.header = line_at(*saved["header"])
+        for at in saved["parsed"]:
+            scan.parsed[at] = line_at(scan.offsets[at], scan.lengths[at])
+    scan.broken = saved["broken"]
+    scan.tree = tuple(saved["tree"])
+    scan.diagnostics = [Diagnostic(kind, message, line=line, offset=offset)
+                        for kind, message, line, offset in saved["diagnostics"]]
+    return scan
+
+
+def save(scan: Scan, lines: int) -> None:
+    """Write the index of ``scan``'s complete lines (up to ``scan.tail_offset``). Best effort."""
+    if scan.tail_offset < MIN_SIZE or scan.tail:  # a last line without its newline: after the repair
+        return
+    try:
+        import msgspec
+
+        crc = prefix_crc(scan.path, scan.tail_offset)
+        header_span = _header_span(scan)
+        if crc is None or (scan.header is not None and header_span is None):
+            return
+        types_vocab = sorted(set(scan.types))
+        roles_vocab = sorted(set(scan.roles), key=lambda r: (r is not None, r or ""))
+        if len(types_vocab) > 255 or len(roles_vocab) > 255:
+            return
+        type_code = {t: n for n, t in enumerate(types_vocab)}
+        role_code = {r: n for n, r in enumerate(roles_vocab)}
+        saved = {
+            "format": FORMAT, "offset": scan.tail_offset, "crc": crc, "lines": lines,
+            "header": list(header_span) if header_span is not None else None,
+            "types_vocab": types_vocab, "types": bytes(map(type_code.__getitem__, scan.types)),
+            "roles_vocab": roles_vocab, "roles": bytes(map(role_code.__getitem__, scan.roles)),
+            "ids": scan.ids, "parent_ids": scan.parent_ids,
+            "offsets": scan.offsets.tobytes(), "lengths": scan.lengths.tobytes(),
+            "parsed": sorted(scan.parsed), "broken": scan.broken,
+            "diagnostics": [[d.kind, d.message, d.line, d.offset] for d in scan.diagnostics
+                            if d.kind == "malformed_line"],
+            "tree": _tree_columns(scan),
+        }
+        blob = msgspec.msgpack.encode(saved)
+        target = _index_file(scan.path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+        temporary.write_bytes(blob)
+        os.replace(temporary, target)
+        _prune(target.parent)
+    except Exception:  # noqa: BLE001 - the index is a cache: a failure only costs the next open a scan
+        return
+
+
+def _tree_columns(scan: Scan) -> list[Any]:
+    from .index import TreeIndex
+
+    tree = TreeIndex()
+    tree.load_scan(scan)
+    return list(tree.columns(scan))
+
+
+def _header_span(scan: Scan) -> tuple[int, int] | None:
+    """Offset and length of the header line: the first line with something on it (after a BOM), if
+    it parses to the header the scan kept."""
+    from .jsonfmt import loads
+    from .scan import _BOM
+
+    if scan.header is None:
+        return None
+    with open(scan.path, "rb") as handle:
+        offset = len(_BOM) if handle.read(len(_BOM)) == _BOM else 0
+        handle.seek(offset)
+        for line in handle:
+            if line.strip():
+                body = line.rstrip(b"\n")
+                try:
+                    return (offset, len(body)) if loads(body) == scan.header else None
+                except ValueError:
+                    return None
+            offset += len(line)
+    return None
+
+
+def _prune(folder: Path) -> None:
+    files = list(folder.glob("*.idx"))
+    if len(files) <= _KEEP:
+        return
+    files.sort(key=lambda f: f.stat().st_mtime)
+    for old in files[:len(files) - _KEEP]:
+        old.unlink(missing_ok=True)
+
+
+__all__ = ["MIN_SIZE", "index_dir", "load", "prefix_crc", "save"]

@@ -1,0 +1,160 @@
+"""Reopening a big session through its derived index gives exactly what a full scan gives.
+
+The index (pi_core/session/scan_index.py) stands in for the part of the file it describes; whatever
+happens to the file — lines appended by another program, a byte changed in the middle, a torn tail, the
+index itself damaged — the scan must come out the same as scanning the whole file, and the index is
+used only where it still matches.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pi_core import SessionManager
+from pi_core.ai.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
+from pi_core.session import scan as scan_module
+from pi_core.session import scan_index
+from pi_core.session.scan import Scan, scan_session_file
+
+
+def _columns(scan: Scan) -> dict[str, Any]:
+    return {"header": scan.header, "types": scan.types, "ids": scan.ids, "parents": scan.parent_ids,
+            "roles": scan.roles, "offsets": scan.offsets.tolist(), "lengths": scan.lengths.tolist(),
+            "parsed": scan.parsed, "broken": scan.broken, "size": scan.size, "tail_offset": scan.tail_offset,
+            "tail": scan.tail, "tail_parsed": scan.tail_parsed,
+            "diagnostics": [(d.kind, d.message, d.line, d.offset) for d in scan.diagnostics]}
+
+
+def _big_session(folder: Path) -> Path:
+    """A >4 MiB session with branches, labels, a name, a custom entry and a malformed line."""
+    s = SessionManager.create(folder, folder)
+    first = s.append_message(UserMessage(content=[TextContent(text="start")]))
+    for n in range(160):
+        s.append_message(AssistantMessage(content=[ToolCall(id=f"c{n}", name="read", arguments={"path": "f"})],
+                                          provider="p", model="m", stop_reason="toolUse"))
+        s.append_message(ToolResultMessage(tool_call_id=f"c{n}", tool_name="read",
+                                           content=[TextContent(text=f"{n} " + "y" * 30_000)]))
+        if n == 40:
+            s.append_label_change(first, "start")
+            s.append_session_info("indexed")
+            s.append_custom_entry("plugin.state", {"n": n})
+        if n == 80:
+            s.branch(first)
+    path = s.session_file
+    assert path is not None
+    s.close()
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines.insert(100, b'{"type":"message","id":"broken01","parentId":null,"message":{oops\n')
+    path.write_bytes(b"".join(lines))
+    assert path.stat().st_size > scan_index.MIN_SIZE
+    return path
+
+
+@pytest.fixture
+def scanned_from(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The file offsets scans started reading at (0: a full scan)."""
+    starts: list[int] = []
+    real = scan_module._read_blocks
+
+    def spy(handle: Any, scanner: Any, base: int = 0, line: int = 0) -> tuple[int, int]:
+        starts.append(base)
+        return real(handle, scanner, base, line)
+
+    monkeypatch.setattr(scan_module, "_read_blocks", spy)
+    return starts
+
+
+def test_a_reopened_file_is_read_from_its_index_and_scans_the_same(tmp_path: Path, scanned_from: list[int]) -> None:
+    path = _big_session(tmp_path)
+    full = _columns(scan_session_file(path))
+    assert full["diagnostics"] and full["parsed"]  # the odd cases are in the file
+    assert _columns(scan_session_file(path, use_index=True)) == full  # builds the index
+    assert list(scan_index.index_dir().glob("*.idx"))
+    assert _columns(scan_session_file(path, use_index=True)) == full
+    assert scanned_from == [0, 0, path.stat().st_size]  # the last one read nothing but the index
+
+
+def test_lines_another_program_appends_are_scanned_after_the_index(tmp_path: Path, scanned_from: list[int]) -> None:
+    path = _big_session(tmp_path)
+    scan_session_file(path, use_index=True)
+    indexed_size = path.stat().st_size
+    last = scan_session_file(path).ids[-1]
+    with open(path, "ab") as out:  # what pi does: one line per entry, no lock
+        out.write(json.dumps({"type": "message", "id": "appended", "parentId": last, "timestamp": "t",
+                              "message": {"role": "user", "content": "more", "timestamp": 1}}).encode() + b"\n")
+        out.write(b'{"type":"label","id":"lab2","parentId":"appended","targetId":"appended","label":"x"}\n')
+        out.write(b'{"type":"message","id":"torn"')  # and a write cut short
+    reopened = scan_session_file(path, use_index=True)
+    assert _columns(reopened) == _columns(scan_session_file(path))
+    assert reopened.ids[-2:] == ["appended", "lab2"] and reopened.tail == b'{"type":"message","id":"torn"'
+    assert scanned_from[-2] == indexed_size
+
+
+@pytest.mark.parametrize("damage", ["byte in the middle", "shorter file", "damaged index"])
+def test_an_index_that_no_longer_matches_is_not_used(tmp_path: Path, scanned_from: list[int], damage: str) -> None:
+    path = _big_session(tmp_path)
+    scan_session_file(path, use_index=True)
+    data = bytearray(path.read_bytes())
+    if damage == "byte in the middle":
+        at = data.index(b"y" * 100, len(data) // 2)
+        data[at] = ord("z")  # same length, same line structure: only the content check can tell
+        path.write_bytes(bytes(data))
+    elif damage == "shorter file":
+        path.write_bytes(bytes(data[:data.rindex(b"\n", 0, len(data) // 2) + 1]))
+    else:
+        for index in scan_index.index_dir().glob("*.idx"):
+            index.write_bytes(b"\x93not an index" + index.read_bytes()[:100])
+    assert _columns(scan_session_file(path, use_index=True)) == _columns(scan_session_file(path))
+    assert scanned_from[-2] == 0
+
+
+def _tree(nodes: list[Any]) -> list[Any]:
+    return [(node.raw, node.label, _tree(node.children)) for node in nodes]
+
+
+def _state(session: SessionManager) -> tuple[Any, ...]:
+    return (list(session.build_session_context().raw_messages), _tree(session.get_tree()),
+            session.get_session_name(), session.get_leaf_id())
+
+
+def test_the_session_opened_through_its_index_has_the_same_context(tmp_path: Path) -> None:
+    path = _big_session(tmp_path)
+    first = SessionManager.open(path, read_only=True)  # scans the whole file and writes the index
+    before = _state(first)
+    first.close()
+    again = SessionManager.open(path)  # from the index, for writing: appends go after what it holds
+    assert _state(again) == before
+    again.append_message(UserMessage(content=[TextContent(text="after the index")]))
+    again.close()
+    reopened = SessionManager.open(path, read_only=True)  # the index, then the appended line
+    state = _state(reopened)
+    reopened.close()
+    assert state[0][-1]["content"][0]["text"] == "after the index"
+    assert state == _without_index(path)
+
+
+def _without_index(path: Path) -> tuple[Any, ...]:
+    for index in scan_index.index_dir().glob("*.idx"):
+        index.unlink()
+    session = SessionManager.open(path, read_only=True)
+    try:
+        return _state(session)
+    finally:
+        session.close()
+
+
+def test_a_later_line_reusing_an_id_is_indexed_as_a_whole_scan_would(tmp_path: Path) -> None:
+    path = _big_session(tmp_path)
+    SessionManager.open(path, read_only=True).close()
+    records = [json.loads(line) for line in path.read_bytes().splitlines()[1:20] if line.startswith(b'{"type":"message"')]
+    reused = {**records[3], "parentId": records[-1]["id"]}  # an id seen before, now elsewhere in the tree
+    with open(path, "ab") as out:
+        out.write(json.dumps(reused).encode() + b"\n")
+    session = SessionManager.open(path, read_only=True)
+    state = _state(session)
+    session.close()
+    assert state == _without_index(path)
