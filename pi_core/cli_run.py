@@ -88,11 +88,10 @@ async def _run(options: RunOptions, host: PluginHost, globals_: GlobalOptions) -
     from .startup import startup_done
 
     mode = _mode(options)
-    prompts, images = _prompts(options, mode)
-    if options.resume:
-        if mode != "interactive":
-            raise UsageError("--resume picks a session in the terminal interface; use --continue or --session")
-        prompts = ["/resume", *prompts]  # the interface opens its session picker first
+    if mode == "rpc" and _file_args(options):
+        raise RunError("@file arguments cannot be used in RPC mode")
+    if options.resume and mode != "interactive":
+        raise UsageError("--resume picks a session in the terminal interface; use --continue or --session")
     if options.tui_mode not in (None, "regular"):
         # pi's default is its fullscreen mode; this program has only the regular (scrollback) one
         raise UsageError("--tui-mode fullscreen is not available in pi for Python: the terminal interface "
@@ -135,8 +134,18 @@ async def _run(options: RunOptions, host: PluginHost, globals_: GlobalOptions) -
     if options.name:
         session.set_session_name(options.name)
     try:
-        return await _dispatch(session, mode, prompts, images)
+        # piped stdin is read once the session is open: a question asked while opening it (a session of
+        # another project) takes the first line, as pi's does
+        prompts, images = _prompts(options, mode)
+        if options.resume:
+            prompts = ["/resume", *prompts]  # the interface opens its session picker first
+        code = await _dispatch(session, mode, prompts, images)
+        # Another program truncated or replaced the session file mid-run: said when it happened; the run
+        # went on in memory (its answer was given), but not all of it is on disk.
+        return code or (1 if getattr(session.session, "write_error", None) is not None else 0)
     except UnknownCommandError as exc:  # pi -p "/nope": said plainly, never sent to the model
+        raise RunError(str(exc)) from None
+    except SessionError as exc:  # the session file failed under the run: one line, naming it
         raise RunError(str(exc)) from None
     finally:
         await session.close()
@@ -193,12 +202,14 @@ def _mode(options: RunOptions) -> str:
     return "interactive"
 
 
+def _file_args(options: RunOptions) -> list[str]:
+    return [m[1:] for m in options.messages if m.startswith("@") and len(m) > 1]
+
+
 def _prompts(options: RunOptions, mode: str) -> tuple[list[str], list[Any]]:
-    files = [m[1:] for m in options.messages if m.startswith("@") and len(m) > 1]
+    files = _file_args(options)
     messages = [m for m in options.messages if not (m.startswith("@") and len(m) > 1)]
     if mode == "rpc":
-        if files:
-            raise RunError("@file arguments cannot be used in RPC mode")
         return [], []
     piped = sys.stdin.read().strip() if mode != "interactive" and not sys.stdin.isatty() else ""
     prefix, images = _file_arguments(files)

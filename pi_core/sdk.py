@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -111,6 +112,7 @@ async def create_agent_session(
     # --session-dir, then $PI_CODING_AGENT_SESSION_DIR, then the sessionDir setting (pi's order)
     env_dir = os.environ.get("PI_CODING_AGENT_SESSION_DIR")
     sessions_at = session_dir or (None if env_dir else config.session_dir_path)
+    session = _other_project(root, session, sessions_at, mode)
     manager = _session_manager(root, session, sessions_at)
     resumed = manager.entry_count() > 0
     if resumed:
@@ -412,21 +414,83 @@ def _open_session(cwd: Path, choice: Any, session_dir: Any) -> Any:
 
 
 def find_session(cwd: Path, choice: str, session_dir: Any = None) -> Path:
-    """The file of a session given as a path, an id or an id prefix among ``cwd``'s sessions."""
+    """The file of a session given as a path, an id or an id prefix: ``cwd``'s sessions first, then those of
+    every project (see :func:`locate_session`)."""
+    return locate_session(cwd, choice, session_dir).path
+
+
+@dataclass(frozen=True)
+class FoundSession:
+    """A session :func:`locate_session` found: its file, and the project it belongs to when that is
+    another one than the directory asked about (``None``: that directory's own, or given as a path)."""
+
+    path: Path
+    other_project: Path | None = None
+
+
+def locate_session(cwd: Path, choice: str, session_dir: Any = None) -> FoundSession:
+    """pi's lookup of ``--session``/``--fork``: a path (with ``/`` or ``.jsonl``); else an id, or an id prefix,
+    among ``cwd``'s sessions; else among every project's sessions (an exact id before a prefix).
+
+    :raises SetupError: nothing matches, or a prefix matches several of ``cwd``'s sessions.
+    """
     from .session import SessionManager
 
     path = Path(choice).expanduser()
-    if path.suffix == ".jsonl" or path.exists():
-        return path
+    if "/" in choice or "\\" in choice or path.suffix == ".jsonl" or path.exists():
+        return FoundSession(path if path.is_absolute() else cwd / path)
     found = SessionManager.find_by_id(cwd, choice, session_dir=session_dir)
     if found is None:
         matches = [info.path for info in SessionManager.list(cwd, session_dir) if info.id.startswith(choice)]
         if len(matches) > 1:
             raise SetupError(f"session id prefix {choice!r} matches {len(matches)} sessions; give more of it")
         found = matches[0] if matches else None
-    if found is None:
-        raise SetupError(f"no session {choice!r} for {cwd} (give a .jsonl path or a session id)")
-    return found
+    if found is not None:
+        return FoundSession(found)
+    everywhere = SessionManager.list_all(session_dir)
+    match = next((i for i in everywhere if i.id == choice), None) \
+        or next((i for i in everywhere if i.id.startswith(choice)), None)
+    if match is None:
+        raise SetupError(f"No session found matching {choice!r} (give a .jsonl path or a session id)")
+    return FoundSession(match.path, Path(match.cwd) if match.cwd else None)
+
+
+FORK_QUESTION = "Fork this session into current directory?"
+
+
+def _other_project(cwd: Path, choice: Any, session_dir: Any, mode: str) -> Any:
+    """``--session <id>`` of another project, as pi 1.6 handles it: it says where the session was found and
+    asks whether to fork it into ``cwd`` (yes: a copy here is used; no: ``StartCancelled``). The question is a
+    line on stderr answered by a line on stdin, in every mode, before any interface starts (pi's readline
+    prompt). An SDK host (``mode="sdk"``) opens the session where it is."""
+    from .session import SessionManager
+
+    if not isinstance(choice, str) or choice in ("new", "memory", "continue") or mode == "sdk":
+        return choice
+    found = locate_session(cwd, choice, session_dir)
+    if found.other_project is None or found.other_project.resolve() == cwd.resolve():
+        return str(found.path)
+    print(f"Session found in different project: {found.other_project}", file=sys.stderr)
+    print(f"{FORK_QUESTION} [y/N] ", end="", file=sys.stderr, flush=True)
+    if _read_answer().strip().lower() not in ("y", "yes"):
+        print("Aborted.", file=sys.stderr)
+        raise StartCancelled("aborted")
+    return SessionManager.fork_from(found.path, cwd, session_dir)
+
+
+def _read_answer() -> str:
+    """One line of stdin, read a byte at a time so that nothing after it is consumed (RPC commands and
+    piped prompt text that follow stay for the mode); ``""`` at the end of input."""
+    line = bytearray()
+    try:
+        while not line.endswith(b"\n"):
+            byte = os.read(0, 1)
+            if not byte:
+                break
+            line += byte
+    except OSError:
+        return ""
+    return line.decode("utf-8", "replace")
 
 
 def _startup_level(model: Model, config: Settings, given: str | None) -> str:

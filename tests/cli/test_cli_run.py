@@ -238,4 +238,4 @@ def test_api_key_name_thinking_session_id_and_session_dir(tmp_path: Path) -> Non
     assert not (agent / "sessions").exists()  # --session-dir was honoured for writing and lookup
     unknown = pi(ws, agent, "--provider", "fake", "--model", "fake-model", "--session-dir", str(store),
                  "--session", "0000-no-such", "-p", "z")
-    assert unknown.returncode == 1 and "no session" in unknown.stderr
+    assert unknown.returncode == 1 and "No session found matching '0000-no-such'" in unknown.stderr  # pi's words
