@@ -24,6 +24,10 @@ Plugin framework:
   ``action`` id, canonical ``keys`` (``keybindings.json`` applied), ``description``, ``group``, ``shown``.
 * ``Shortcut`` — A key a plugin registered (``ctx.register_shortcut``): canonical ``key``, ``handler(ctx)``,
   ``description``.
+* ``ToolRenderers`` — How calls to a tool are drawn: ``render_call`` and ``render_result`` (what a
+  ``ctx.register_tool_renderer`` resolver returns).
+* ``ToolRenderContext`` — The last argument of a tool's renderers: the call's ``args``, ``tool_call_id``, a
+  ``state`` dict kept across renders, ``is_partial`` while the result streams, ``expanded``, ``is_error``.
 * ``RegisteredMcpServer`` — A server a plugin registered: ``config`` has the shape of an ``mcpServers`` entry of
   ``mcp.json``.
 * ``build_plugin_host`` — Build a fresh plugin host for one session.
@@ -430,6 +434,8 @@ _EXPORTS: dict[str, str] = {
     "RegisteredMcpServer": "pi_core.extensions.mcp_servers",
     "KeyBinding": "pi_core.extensions.shortcuts",
     "Shortcut": "pi_core.extensions.shortcuts",
+    "ToolRenderers": "pi_core.extensions.renderers",
+    "ToolRenderContext": "pi_core.extensions.renderers",
     "build_plugin_host": "pi_core.extensions.manager",
     "is_project_trusted": "pi_core.extensions.trust",
     "TrustStore": "pi_core.extensions.trust",
@@ -819,6 +825,7 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
     from .extensions.markers import hookimpl as hookimpl
     from .extensions.mcp_servers import RegisteredMcpServer as RegisteredMcpServer
     from .extensions.shortcuts import KeyBinding as KeyBinding, Shortcut as Shortcut
+    from .extensions.renderers import ToolRenderContext as ToolRenderContext, ToolRenderers as ToolRenderers
     from .extensions.results import (
         ContextUsage as ContextUsage,
         ForkResult as ForkResult,

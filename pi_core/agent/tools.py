@@ -227,12 +227,14 @@ class Tool:
     :param reaches_tools: for a tool that calls other tools: ``(arguments) -> names or "all"``, the
         words of the call that may name tools (plugins that provide tools late, such as MCP, get
         those ready before the call runs).
-    :param render_call: ``(args, theme) -> component | lines | None``: how the terminal shows the call
-        (``None`` or returning ``None``: the default header). See docs/tui.md.
-    :param render_result: ``(result, options, theme) -> component | lines | None``: how the terminal
-        shows the result (``options``: ``expanded``, ``is_error``). A built-in is restyled by
-        registering a copy with these (``dataclasses.replace(create_read_tool(), render_call=...)``,
-        ``replaces="read"``).
+    :param render_call: ``(args, theme, context) -> component | lines | None``: how the terminal shows the
+        call, also while it runs (``None`` or returning ``None``: the default header). ``context`` is a
+        :class:`pi_core.ToolRenderContext` (optional: a renderer without the parameter is called
+        without it). See docs/tui.md.
+    :param render_result: ``(result, options, theme, context) -> component | lines | None``: how the
+        terminal shows the result (``options``: ``expanded``, ``is_partial`` — a partial result while the
+        tool runs —, ``is_error``). Another plugin's tool, a built-in included, is restyled without
+        replacing it through ``ctx.register_tool_renderer``.
     :param default_active: whether a plugin's tool is active when ``--tools`` does not name the tools:
         plugin tools are, as in pi (declared ones: ``direct`` or ``model-only``); a tool that should only
         be opted into says ``False``. The built-in tools follow ``defaultTools`` instead.

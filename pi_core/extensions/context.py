@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from .bus import EventBus
 from .dispatch import hook_wait
 from .mcp_servers import McpServerRegistry
-from .renderers import EntryRenderer, MessageRenderer, RendererRegistry
+from .renderers import EntryRenderer, MessageRenderer, RendererRegistry, ToolRendererResolver
 from .shortcuts import KeyBinding, Shortcut, ShortcutRegistry
 
 if TYPE_CHECKING:
@@ -515,6 +515,14 @@ class ExtensionContext:
         returns a component (:mod:`pi_core.tui`), lines, or ``None`` for the default row
         (``options["expanded"]`` follows Ctrl+O). Other modes ignore it."""
         self._renderers.register_message(custom_type, renderer)
+
+    def register_tool_renderer(self, resolver: ToolRendererResolver) -> None:
+        """Choose how calls to any tool are drawn in the terminal, built-in tools and tools not registered
+        (yet) included, without replacing the tool (pi's ``registerToolRenderer``): ``resolver(tool_name,
+        next)`` returns a :class:`pi_core.ToolRenderers` (or a tool) or ``None``; ``next()`` is what the
+        resolvers registered after it, then the tool's own renderers, would use — ``next() or mine`` only
+        fills in. Other modes ignore it."""
+        self._renderers.register_tool(resolver)
 
     def register_entry_renderer(self, custom_type: str, renderer: EntryRenderer) -> None:
         """Draw this plugin's ``custom`` session entries (``append_entry(custom_type, data)``) in the

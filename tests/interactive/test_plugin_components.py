@@ -3,6 +3,7 @@ in a pseudo-terminal — a footer, a header, the working indicator, a component 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -146,12 +147,18 @@ def test_message_renderer_draws_custom_messages(running) -> None:  # noqa: F811
     quit_app(app)
 
 
-def test_built_in_tool_renderer_restyles_read_and_bash(running) -> None:  # noqa: F811
-    turns = [{"tools": [["read", {"path": "notes.txt"}], ["bash", {"command": "echo hi"}]]}, {"text": "all read"}]
-    app = running(turns, **with_examples("built_in_tool_renderer"))
+def test_built_in_tool_renderer_restyles_read_and_bash_while_they_run(running) -> None:  # noqa: F811
+    slow = "sleep 2; echo finished; exit 3"
+    turns = [{"tools": [["read", {"path": "notes.txt", "limit": 5}], ["bash", {"command": slow}]]}, {"text": "all read"}]
+    app = running(turns, **with_examples("built_in_tool_renderer", "bash_spawn_hook"))  # it replaces bash
     app.type("look")
+    app.wait_for("$ sleep 2; echo finished; exit 3", 30)  # the plugin's call row while it runs...
+    app.wait_for("Running...")  # ...and its partial result (is_partial), once output came
     app.wait_for("all read", 30)
     text = app.text()
-    assert "◇ read notes.txt" in text and "◇ run echo hi" in text
-    assert "↳ 2 lines" in text  # notes.txt has two lines, counted instead of shown
+    assert "read notes.txt (limit=5)" in text and "one" not in text.split("read notes.txt")[1].split("$ ")[0]
+    assert re.search(r"\n\s*\d lines\n", text)  # the file counted instead of shown
+    assert "exit 3 (2 lines)" in text and "Running..." not in "\n".join(app.display()[-6:])
+    app.send("\x0f")  # Ctrl+O: the renderer's expanded form
+    app.wait_for(lambda: "finished" in app.text().split("Tool output: expanded")[-1])
     quit_app(app)

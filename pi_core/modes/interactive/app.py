@@ -175,6 +175,7 @@ class InteractiveApp:
         self.renderer.lookup_entry = lambda custom_type: self.session.ctx._renderers.entries.get(custom_type)
         self._entries_seen = 0  # the session's entries already drawn (plugins' custom entries come after)
         self.renderer.lookup_tool = self._tool_named
+        self.renderer.cwd = lambda: str(self.session.cwd)
 
     # -- set-up --------------------------------------------------------------------------------
 
@@ -900,10 +901,15 @@ class InteractiveApp:
         self.output.live_changed()
 
     def _tool_named(self, name: str) -> Any:
-        try:
-            return next((t for t in self.session.ctx.get_all_tools() if t.name == name), None)
-        except RuntimeError:  # no session runtime (yet)
-            return None
+        """How calls to ``name`` are drawn: plugins' tool renderers (``ctx.register_tool_renderer``), then the
+        tool's own."""
+        def tool() -> Any:
+            try:
+                return next((t for t in self.session.ctx.get_all_tools() if t.name == name), None)
+            except RuntimeError:  # no session runtime (yet)
+                return None
+
+        return self.session.ctx._renderers.resolve_tool(name, tool)
 
     def _bind_shortcuts(self) -> None:
         """Plugins' shortcuts (``ctx.register_shortcut``) beside the editor's keys; rebuilt when plugins

@@ -90,6 +90,10 @@ class _RunningTool:
     args: dict[str, Any]
     started: float = field(default_factory=time.monotonic)
     last_line: str = ""
+    call_id: str = ""
+    partial: Any = None  # the last ``tool_execution_update`` result
+    state: dict[str, Any] = field(default_factory=dict)  # renderers' shared state (ToolRenderContext.state)
+    last: dict[str, Any] = field(default_factory=dict)  # what each renderer drew last (last_component)
 
 
 class _TextStream:
@@ -187,7 +191,9 @@ class Renderer:
         self.hidden_thinking_label: str | None = None
         self.lookup_message: Callable[[str], Any] = lambda custom_type: None  # plugins' renderers
         self.lookup_entry: Callable[[str], Any] = lambda custom_type: None  # plugins' entry renderers
-        self.lookup_tool: Callable[[str], Any] = lambda name: None
+        self.lookup_tool: Callable[[str], Any] = lambda name: None  # a tool's renderers (or the tool)
+        self.cwd: Callable[[], str] = lambda: ""
+        self._failed_renderers: set[int] = set()
         self.width = width
         self.stats = Stats()
         self.working = False
@@ -208,7 +214,7 @@ class Renderer:
         self._hidden_thinking: tuple[int, int] | None = None
         self.hidden_history: list[Any] = []
         self._replaying = False
-        self._recent_tools: list[tuple[str, dict[str, Any], Any, bool, float | None]] = []
+        self._recent_tools: list[tuple[str, dict[str, Any], Any, bool, float | None, _RunningTool]] = []
 
     # -- scrollback helpers --------------------------------------------------------------------
 
@@ -295,12 +301,14 @@ class Renderer:
     def _on_tool_execution_start(self, event: Any) -> None:
         if event.parent_tool_call_id:  # a call a tool made (codemode): its caller's block shows the outcome
             return
-        self.running[event.tool_call_id] = _RunningTool(event.tool_name, dict(event.args or {}))
+        self.running[event.tool_call_id] = _RunningTool(event.tool_name, dict(event.args or {}),
+                                                         call_id=event.tool_call_id)
         self.out.live_changed()
 
     def _on_tool_execution_update(self, event: Any) -> None:
         tool = self.running.get(event.tool_call_id)
         if tool is not None:
+            tool.partial = event.partial_result
             text = blocks.result_text(event.partial_result).rstrip("\n")
             tool.last_line = text[text.rfind("\n") + 1:] if text else ""
             self.out.live_changed()
@@ -311,7 +319,8 @@ class Renderer:
         tool = self.running.pop(event.tool_call_id, None)
         args = tool.args if tool else {}
         duration = time.monotonic() - tool.started if tool else None
-        self.tool_block(event.tool_name, args, event.result, failed=bool(event.is_error), duration=duration)
+        self.tool_block(event.tool_name, args, event.result, failed=bool(event.is_error), duration=duration,
+                        call=tool or _RunningTool(event.tool_name, args, call_id=event.tool_call_id))
         self.out.live_changed()
 
     def _on_queue_update(self, event: Any) -> None:
@@ -356,26 +365,45 @@ class Renderer:
         self.gap()
 
     def tool_block(self, name: str, args: dict[str, Any], result: Any, *, failed: bool,
-                   duration: float | None = None) -> None:
+                   duration: float | None = None, call: _RunningTool | None = None) -> None:
         self._end_stream()
         if self._last_kind != "tool":
             self.gap()
-        self._recent_tools = [*self._recent_tools[-19:], (name, args, result, failed, duration)]
+        call = call or _RunningTool(name, args)
+        self._recent_tools = [*self._recent_tools[-19:], (name, args, result, failed, duration, call)]
         self.scroll(self._tool_rows(name, args, result, failed=failed, expanded=self.expand_tools,
-                                    duration=duration), "tool")
+                                    duration=duration, call=call), "tool")
+
+    def _render_context(self, call: _RunningTool, slot: str, *, partial: bool, expanded: bool, failed: bool = False,
+                        duration: float | None = None) -> Any:
+        from ...extensions.renderers import ToolRenderContext
+
+        return ToolRenderContext(args=call.args, tool_call_id=call.call_id, state=call.state,
+                                 last_component=call.last.get(slot), cwd=self.cwd(), execution_started=True,
+                                 is_partial=partial, expanded=expanded, is_error=failed,
+                                 duration_ms=None if duration is None else duration * 1000,
+                                 invalidate=self.out.live_changed)
 
     def _tool_rows(self, name: str, args: dict[str, Any], result: Any, *, failed: bool, expanded: bool,
-                   duration: float | None) -> list[str]:
-        """pi's block, with the parts the tool's ``render_call`` / ``render_result`` draw instead."""
+                   duration: float | None, call: _RunningTool | None = None) -> list[str]:
+        """pi's block, with the parts the tool's renderers (``render_call`` / ``render_result``, or those a
+        plugin chose with ``ctx.register_tool_renderer``) draw instead."""
         tool = self.lookup_tool(name)
-        call = self._plugin_rows(getattr(tool, "render_call", None), args)
+        call = call or _RunningTool(name, args)
+        context = self._render_context(call, "call", partial=False, expanded=expanded, failed=failed,
+                                       duration=duration)
+        call_rows = self._plugin_rows(getattr(tool, "render_call", None), args, context=context,
+                                      keep=(call, "call"))
+        context = self._render_context(call, "result", partial=False, expanded=expanded, failed=failed,
+                                       duration=duration)
         shown = self._plugin_rows(getattr(tool, "render_result", None), result,
-                                  {"expanded": expanded, "is_error": failed})
+                                  {"expanded": expanded, "is_partial": False, "is_error": failed}, context=context,
+                                  keep=(call, "result"))
         default = blocks.tool_block(self.palette, name, args, result, self.width(), failed=failed,
                                     expanded=expanded, duration=duration, highlight=not self._replaying)
-        if call is None and shown is None:
+        if call_rows is None and shown is None:
             return default
-        head = default[:1] if call is None else call
+        head = default[:1] if call_rows is None else call_rows
         return [*head, *(default[1:] if shown is None else shown)]
 
     def entry_block(self, entry: Any) -> None:
@@ -386,18 +414,31 @@ class Renderer:
             self.gap()
             self.scroll(rows)
 
-    def _plugin_rows(self, render: Any, value: Any, *options: dict[str, Any]) -> list[str] | None:
+    def _plugin_rows(self, render: Any, value: Any, *options: dict[str, Any], context: Any = None,
+                     keep: tuple[_RunningTool, str] | None = None) -> list[str] | None:
         """What a plugin's renderer draws, as rows for the width; ``None`` for pi's default (no renderer,
-        it returned ``None``, or it failed: reported once as a notice)."""
+        it returned ``None``, or it failed: reported once as a notice). A tool renderer gets ``context``
+        last when it takes it; ``keep`` records what it drew (the next render's ``last_component``)."""
         if render is None:
             return None
-        from .components import build, render_component
+        from ...extensions.renderers import call_renderer
+        from ...tui import Text
+        from .components import render_component
 
         try:
-            made = build(render, value, *options, self.palette.theme)
+            if context is None:
+                made = render(value, *options, self.palette.theme)
+            else:
+                made = call_renderer(render, value, *options, self.palette.theme, context=context)
         except Exception as exc:  # a plugin's renderer must not lose the conversation
-            self.notice(f"renderer failed: {exc}", "error")
+            if id(render) not in self._failed_renderers:  # drawn again and again while a tool runs
+                self._failed_renderers.add(id(render))
+                self.notice(f"renderer failed: {exc}", "error")
             return None
+        if isinstance(made, (list, tuple, str)):
+            made = Text(made)
+        if keep is not None:
+            keep[0].last[keep[1]] = made
         return None if made is None else render_component(made, self.width() or 80)
 
     def toggle_tools_expanded(self) -> None:
@@ -409,10 +450,10 @@ class Renderer:
             return
         recent = [t for t in self._recent_tools if not _fits(t[2])]
         self.notice("Tool output: expanded" + (" — the recent calls in full:" if recent else ""))
-        for name, args, result, failed, duration in recent:
+        for name, args, result, failed, duration, call in recent:
             self._last_kind = ""
-            self.scroll(self._tool_rows(name, args, result, failed=failed, expanded=True, duration=duration),
-                        "tool")
+            self.scroll(self._tool_rows(name, args, result, failed=failed, expanded=True, duration=duration,
+                                        call=call), "tool")
         self._recent_tools = []
 
     def bash_block(self, message: Any) -> None:
@@ -492,12 +533,32 @@ class Renderer:
             if name not in {t.name for t in self.running.values()}:
                 rows.append(p(f"{p.glyphs.tool} {name} {p.glyphs.ellipsis}", "gray"))
         for tool in self.running.values():
-            rows.append(self._running_row(tool, width))
-            if tool.last_line.strip():
-                rows.append("  " + p(clip(tool.last_line.replace("\t", "    "), width - 4, p.glyphs.ellipsis), "gray"))
+            rows.extend(self._running_rows(tool, width))
         if self.working and self.working_visible:
             rows.append(self._working_row())
         rows.extend(self._queue_rows(width))
+        return rows
+
+    def _running_rows(self, tool: _RunningTool, width: int) -> list[str]:
+        """A running call: the tool's renderers with pi's partial state (``render_call``, then
+        ``render_result`` of the last update with ``is_partial``), or pi's header and the output's last row."""
+        p = self.palette
+        renderers = self.lookup_tool(tool.name)
+        expanded = self.expand_tools
+        context = self._render_context(tool, "call", partial=True, expanded=expanded)
+        head = self._plugin_rows(getattr(renderers, "render_call", None), tool.args, context=context,
+                                 keep=(tool, "call"))
+        shown = None
+        if tool.partial is not None:
+            context = self._render_context(tool, "result", partial=True, expanded=expanded)
+            shown = self._plugin_rows(getattr(renderers, "render_result", None), tool.partial,
+                                      {"expanded": expanded, "is_partial": True, "is_error": False},
+                                      context=context, keep=(tool, "result"))
+        rows = [self._running_row(tool, width)] if head is None else head
+        if shown is not None:
+            return [*rows, *shown[:LIVE_TEXT_ROWS]]
+        if tool.last_line.strip():
+            rows.append("  " + p(clip(tool.last_line.replace("\t", "    "), width - 4, p.glyphs.ellipsis), "gray"))
         return rows
 
     def _running_row(self, tool: _RunningTool, width: int) -> str:
@@ -582,8 +643,10 @@ class Renderer:
         elif role == "toolResult":
             call = calls.get(message.tool_call_id)
             ms = getattr(message, "duration_ms", None)
-            self.tool_block(message.tool_name, getattr(call, "arguments", {}), message, failed=message.is_error,
-                            duration=ms / 1000 if ms else None)
+            args = getattr(call, "arguments", {})
+            self.tool_block(message.tool_name, args, message, failed=message.is_error,
+                            duration=ms / 1000 if ms else None,
+                            call=_RunningTool(message.tool_name, dict(args or {}), call_id=message.tool_call_id))
         elif isinstance(message, EntryItem):
             self.entry_block(message.entry)
         elif role in ("compactionSummary", "branchSummary"):
