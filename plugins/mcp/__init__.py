@@ -16,6 +16,7 @@ from pi_core import CliCommand, Command, Flag, hookimpl
 
 _managers: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 RESOURCE_TOOLS = ("list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource")
+SECTION = "mcp_servers"
 MAX_SECTION_CHARS = 4096
 MAX_DESCRIPTION_CHARS = 250
 LAZY_MODES = ("print", "json")
@@ -127,9 +128,50 @@ async def before_agent_start(event: Any, ctx: Any) -> None:
         await manager.set_registered(registered)
     await manager.retry_signed_in()
     await manager.wait_for_direct()
-    section = servers_section(manager)
-    if section:
-        event.system_prompt = f"{event.system_prompt}\n\n<mcp_servers>\n{section}\n</mcp_servers>"
+    _present_servers(event, ctx, servers_section(manager))
+
+
+def _present_servers(event: Any, ctx: Any, section: str | None) -> None:
+    """The ``mcp_servers`` section stays as the branch's first prompt had it, so the system prompt (and
+    with it the provider's cache of the conversation) does not change when servers connect, are added or
+    change; the model is told a changed section in a message after the prompt, as pi appends it."""
+    frozen, told = _told_on_branch(ctx, section)
+    options = getattr(event, "system_prompt_options", None)
+    if options is not None:
+        if frozen:
+            options.sections[SECTION] = frozen
+        else:
+            options.sections.pop(SECTION, None)
+    elif frozen:  # a host without prompt options: the text itself
+        event.system_prompt = f"{event.system_prompt}\n\n<{SECTION}>\n{frozen}\n</{SECTION}>"
+    if section != told:
+        from pi_core import CustomMessage
+
+        text = (f"The MCP servers changed. This replaces the <{SECTION}> section of the system prompt:\n"
+                f"<{SECTION}>\n{section}\n</{SECTION}>" if section else
+                f"The MCP servers changed: no server's tools are reached through codemode or tool_search any "
+                f"more. Disregard the <{SECTION}> section of the system prompt.")
+        event.messages.append(CustomMessage(custom_type=SECTION, content=text, display=False,
+                                            details={"section": section}))
+
+
+def _told_on_branch(ctx: Any, section: str | None) -> tuple[str | None, str | None]:
+    """The section in this branch's system prompt (fixed by its first prompt, recorded then) and the one
+    the model knows now: the last change message still in its context, else the prompt's."""
+    view = getattr(ctx, "session", None) if ctx is not None else None
+    if view is None:
+        return section, section
+    recorded = view.get_custom_entries(SECTION)
+    if not recorded:
+        ctx.append_entry(SECTION, {"section": section})
+        return section, section
+    data = recorded[-1].get("data")
+    frozen = data.get("section") if isinstance(data, dict) and isinstance(data.get("section"), str) else None
+    for message in reversed(view.build_session_context().raw_messages):
+        if message.get("role") == "custom" and message.get("customType") == SECTION:
+            details = message.get("details")
+            return frozen, details.get("section") if isinstance(details, dict) else None
+    return frozen, frozen
 
 
 @hookimpl

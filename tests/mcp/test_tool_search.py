@@ -48,7 +48,8 @@ def test_tool_search_loads_a_deferred_tool_for_the_next_request_and_a_resume_kee
     assert "- mcp__demo (tool_search)" in before["body"]["messages"][0]["content"]
     # recorded as pi records it: a system message declaring the loaded tool, after the tool_search result
     records = session_records(agent)
-    assert not [r for r in records if r["type"] == "custom"]
+    # no tool_search entry: the only custom entry is the mcp_servers section the first prompt fixed
+    assert [r["customType"] for r in records if r["type"] == "custom"] == ["mcp_servers"]
     messages = [r["message"] for r in records if r["type"] == "message"]
     at = next(i for i, m in enumerate(messages) if m["role"] == "toolResult" and m["toolName"] == "tool_search")
     change = messages[at + 1]
