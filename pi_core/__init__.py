@@ -349,7 +349,7 @@ Runtime, SDK:
 * ``create_agent_session`` — Build and start a session.
 * ``AgentSettledEvent`` — pi will not continue on its own: retries, compaction and follow-ups are done.
 * ``AutoRetryEndEvent`` — Automatic retries are over: ``success`` after ``attempt`` attempts, else ``final_error``
-  (also ``retry cancelled`` when the wait was cancelled).
+  (also ``Retry cancelled`` when the wait was cancelled, as in pi).
 * ``AutoRetryStartEvent`` — A request failed transiently and is retried automatically: this is ``attempt`` of at most
   ``max_attempts``, sent after ``delay_ms``; ``error_message`` is the failure being retried.
 * ``CompactionEndEvent`` — A compaction ended: ``result`` (a :class:`CompactionResult`) on success, else ``aborted``

@@ -43,7 +43,7 @@ class AutoRetryStartEvent:
 @dataclass
 class AutoRetryEndEvent:
     """Automatic retries are over: ``success`` after ``attempt`` attempts, else ``final_error`` (also
-    ``retry cancelled`` when the wait was cancelled)."""
+    ``Retry cancelled`` when the wait was cancelled, as in pi)."""
 
     success: bool
     attempt: int
