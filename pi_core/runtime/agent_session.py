@@ -591,6 +591,38 @@ class AgentSession:
         leaf = self.session.get_leaf_id()
         if await self._vetoed_fork(leaf, "at"):
             return False
+    async def import_from_jsonl(self, path: str | Path, *, cwd_override: str | Path | None = None) -> bool:
+        """pi's ``importFromJsonl``: copy a session file from elsewhere into this session's folder (next to it
+        under a free name; a file already there is used as it is) and continue it, keeping its id, as
+        :meth:`switch_session` does. False if a plugin cancelled; then, and when the switch fails, the copy is
+        removed. :class:`FileNotFoundError` when there is no such file."""
+        import shutil
+
+        from ..session.locations import default_session_dir
+
+        source = Path(path).expanduser().resolve()
+        if not source.is_file():
+            raise FileNotFoundError(f"Session file not found: {source}")
+        folder = Path(self.session.session_dir or default_session_dir(self.cwd))
+        folder.mkdir(parents=True, exist_ok=True)
+        target = folder / source.name
+        stored = target.resolve() == source
+        counter = 1
+        while not stored and target.exists():
+            target = folder / f"{source.stem}-{counter}{source.suffix}"
+            counter += 1
+        if not stored:
+            shutil.copyfile(source, target)
+        try:
+            switched = await self.switch_session(target, cwd_override=cwd_override)
+        except BaseException:
+            if not stored:
+                target.unlink(missing_ok=True)
+            raise
+        if not switched and not stored:
+            target.unlink(missing_ok=True)  # the import did not happen: no stray copy
+        return switched
+
         await self._branch_into_new_file(leaf, "fork")
         return True
 
