@@ -162,6 +162,9 @@ class AgentSession:
         self._listeners: list[Listener] = []
         self._idle = asyncio.Event()
         self._idle.set()
+        # set once a run's agent_settled handlers are done too: what wait_for_idle waits for, as in pi
+        self._settled = asyncio.Event()
+        self._settled.set()
         self._entry_ids: dict[int, str] = {}
         self._queue_state: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
         self._pending_bash: list[Any] = []
@@ -388,7 +391,11 @@ class AgentSession:
         return self.auto_retry.cancel()
 
     async def wait_for_idle(self) -> None:
-        await self._idle.wait()
+        """Return once no run is going on and the last run's ``agent_settled`` handlers are done (at once
+        when idle already, so a handler of ``agent_settled`` itself may call it, as in pi)."""
+        if self._idle.is_set():
+            return
+        await self._settled.wait()
 
     # -- model, thinking, tools ----------------------------------------------------------------
 
@@ -807,12 +814,14 @@ class AgentSession:
         """Start a run with a plugin's message (``send_message(trigger_turn=True)``), through
         ``before_agent_start`` with ``message_type`` ``custom``."""
         self._idle.clear()  # busy from here: messages sent meanwhile join this run, as in pi
+        self._settled.clear()
         try:
             event = BeforeAgentStartEvent(_text_of(message), [], self._system_text, message_type="custom",
                                           message=message)
             prompts = self._starting_messages(message, await self._before_agent_start(event))
         except BaseException:
             self._idle.set()
+            self._settled.set()
             raise
         await self._run(lambda: self.agent.prompt(prompts))
 
@@ -959,6 +968,7 @@ class AgentSession:
 
     async def _run(self, start: Callable[[], Awaitable[Any]]) -> None:
         self._idle.clear()
+        self._settled.clear()
         self.routing.failed = None
         self.auto_retry.start_run()
         self.compactor.start_run()
@@ -987,9 +997,13 @@ class AgentSession:
             self._flush_pending_bash()
             await self._add_held_messages()
             settled = AgentSettledEvent(aborted=self.agent.last_run_aborted or self.auto_retry.aborted)
-            if self.host.dispatch.has("agent_settled"):
-                await self.call_hook("agent_settled", settled)
-            await self.emit(settled)
+            try:
+                if self.host.dispatch.has("agent_settled"):
+                    await self.call_hook("agent_settled", settled)
+                await self.emit(settled)
+            finally:
+                if self._idle.is_set():  # not when a handler's work already started the next run
+                    self._settled.set()
 
     async def _before_settle(self) -> bool:
         """``agent_before_settle``: append what the handlers proposed; True when one asked to continue."""

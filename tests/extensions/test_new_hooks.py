@@ -146,6 +146,87 @@ def test_agent_before_settle_appends_and_continues_once(tmp_path: Path) -> None:
     assert session.last_assistant_text() == "answer after the reminder"
 
 
+def test_agent_settled_fires_once_per_prompt_after_its_follow_ups_and_when_aborted(tmp_path: Path) -> None:
+    faux = FauxProvider("faux-a", "alpha", delta_delay=0.01)
+    faux.enqueue("first answer", "answer to the follow-up", "a long answer that is cut off " * 20,
+                 "answer to the settled hook's message")
+    order: list[str] = []
+
+    class Watch:
+        sent = False
+
+        @hookimpl
+        def agent_end(self, event: Any, ctx: ExtensionContext) -> None:
+            order.append("agent_end")
+            if len(order) == 1:
+                ctx.send_user_message("one more thing", deliver_as="followUp")  # the prompt goes on
+
+        @hookimpl
+        def agent_settled(self, event: Any, ctx: ExtensionContext) -> None:
+            order.append(f"settled aborted={event.aborted} idle={ctx.is_idle()}")
+            if event.aborted and not self.sent:
+                self.sent = True
+                ctx.send_user_message("after the abort")  # starts once every handler returned
+
+    async def scenario() -> None:
+        session = await session_with(tmp_path, faux, Watch())
+        await session.prompt("go")
+        order.append("prompt returned")
+        task = asyncio.ensure_future(session.prompt("long"))
+        while not faux.requests[2:] or session.ctx.is_idle():
+            await asyncio.sleep(0.005)
+        await asyncio.sleep(0.05)
+        await session.abort()
+        await task
+        while order.count("settled aborted=False idle=True") < 2:  # the run the settled hook started
+            await asyncio.sleep(0.01)
+
+    run(scenario())
+    assert order == ["agent_end", "agent_end", "settled aborted=False idle=True", "prompt returned",
+                     "agent_end", "settled aborted=True idle=True", "agent_end", "settled aborted=False idle=True"]
+    assert [t[-1] for t in map(texts, faux.requests)] == ["go", "one more thing", "long", "after the abort"]
+
+
+def test_wait_for_idle_returns_once_the_running_prompt_settled(tmp_path: Path) -> None:
+    faux = FauxProvider("faux-a", "alpha", delta_delay=0.02)
+    faux.enqueue("a long answer that streams for a while " * 3, "and the follow-up")
+    order: list[str] = []
+
+    class Watch:
+        @hookimpl
+        def agent_end(self, event: Any, ctx: ExtensionContext) -> None:
+            order.append("agent_end")
+            if order.count("agent_end") == 1:
+                ctx.send_user_message("follow-up", deliver_as="followUp")
+
+        @hookimpl
+        def agent_settled(self, event: Any) -> None:
+            order.append("settled")
+
+        @hookimpl
+        def register_commands(self, register: Any) -> None:
+            async def wait(args: str, ctx: CommandContext) -> None:
+                order.append(f"command idle={ctx.is_idle()}")
+                await ctx.wait_for_idle()
+                order.append(f"waited idle={ctx.is_idle()} answers={len(faux.requests)}")
+                await ctx.wait_for_idle()  # idle already: returns at once
+                order.append("again")
+
+            register(Command("wait", wait))
+
+    async def scenario() -> None:
+        session = await session_with(tmp_path, faux, Watch())
+        task = asyncio.ensure_future(session.prompt("go"))
+        while not session.is_streaming:
+            await asyncio.sleep(0.005)
+        await session.prompt("/wait", streaming_behavior="steer")
+        await task
+
+    run(scenario())
+    assert order == ["command idle=False", "agent_end", "agent_end", "settled", "waited idle=True answers=2",
+                     "again"]
+
+
 def test_a_bad_boundary_proposal_is_reported_and_writes_nothing(tmp_path: Path) -> None:
     faux = FauxProvider("faux-a", "alpha")
     faux.enqueue("answer")
