@@ -1,5 +1,6 @@
 """Real ``pi`` processes with a Claude Pro/Max sign-in: two of them refreshing at once leave one valid
-auth.json and make one refresh; no secret ends up in a session file, a log or an export."""
+auth.json and make one refresh; no secret (OAuth tokens, API keys) ends up in a session file, a log, an export or
+the output of -p, JSON or RPC runs."""
 
 from __future__ import annotations
 
@@ -83,3 +84,53 @@ def test_no_secret_in_any_file_pi_wrote(tmp_path: Path) -> None:
         assert not leaked, f"{path} contains {leaked}"
     for stream_text in (out, err):
         assert not [s for s in secrets if s in stream_text]
+
+
+def test_no_api_key_in_any_file_or_output_of_print_json_and_rpc_runs(tmp_path: Path) -> None:
+    """API keys from auth.json (a literal and a `!command`'s output) and from the environment reach the server
+    and nothing pi writes: session files, the debug log, an HTML export, stdout and stderr of -p, JSON and RPC."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
+    from fake_openai import FakeOpenAI
+
+    stored, command_output, from_env = "sk-stored-S3CRET-1", "sk-cmd-S3CRET-2", "gsk-env-S3CRET-3"
+    home, cwd = tmp_path / "home", tmp_path / "work"
+    agent = home / ".pi" / "agent"
+    agent.mkdir(parents=True)
+    cwd.mkdir()
+    rpc_commands = [{"id": "p", "type": "prompt", "message": "hello"}, {"id": "s", "type": "get_state"},
+                    {"id": "m", "type": "get_available_models"}, {"id": "t", "type": "get_session_stats"},
+                    {"id": "e", "type": "export_html", "outputPath": str(tmp_path / "rpc.html")}]
+    with FakeOpenAI([{"text": "one"}, {"text": "two"}, {"text": "three"}]) as server:
+        model = {"id": "m1", "input": ["text"], "contextWindow": 128000, "maxTokens": 4096}
+        (agent / "models.json").write_text(json.dumps({"providers": {
+            "stored": {"baseUrl": server.base_url, "api": "openai-completions", "models": [model]},
+            "cmd": {"baseUrl": server.base_url, "api": "openai-completions", "models": [model]},
+            "groq": {"baseUrl": server.base_url}}}))
+        # the command prints the key from two pieces: the whole key is in no file pi was given
+        (agent / "auth.json").write_text(json.dumps({
+            "stored": {"type": "api_key", "key": stored},
+            "cmd": {"type": "api_key", "key": "!printf '%s%s' sk-cmd- S3CRET-2"}}))
+        env = {"PI_DEBUG": "1", "GROQ_API_KEY": from_env}
+        runs = [pi(cwd, home, "--model", "stored/m1", "-p", "hello", env=env),
+                pi(cwd, home, "--model", "groq/llama-3.3-70b-versatile", "--mode", "json", "-p", "hello", env=env)]
+        outputs = [run.communicate(timeout=120) for run in runs]
+        rpc = subprocess.run([sys.executable, "-m", "pi_core", "--mode", "rpc", "--model", "cmd/m1"], cwd=cwd,
+                             input="".join(json.dumps(c) + "\n" for c in rpc_commands), capture_output=True,
+                             text=True, timeout=120,
+                             env={**os.environ, "HOME": str(home), "PI_CODING_AGENT_DIR": str(agent), **env})
+        outputs.append((rpc.stdout, rpc.stderr))
+        sessions = [p for p in every_file(home) if p.suffix == ".jsonl"]
+        export = pi(cwd, home, "--export", str(sessions[0]), str(tmp_path / "export.html"), env=env)
+        assert export.wait(timeout=120) == 0
+    assert [r.returncode for r in runs] + [rpc.returncode] == [0, 0, 0], outputs
+    keys = [request["headers"]["authorization"] for request in server.requests]
+    assert keys == [f"Bearer {stored}", f"Bearer {from_env}", f"Bearer {command_output}"]  # each reached it
+    assert len(sessions) == 3 and (tmp_path / "rpc.html").exists() and (tmp_path / "export.html").exists()
+    secrets = [stored, command_output, from_env]
+    for path in every_file(tmp_path):
+        if path.name == "auth.json":
+            continue
+        leaked = [s for s in secrets if s in path.read_bytes().decode("utf-8", "replace")]
+        assert not leaked, f"{path} contains {leaked}"
+    for out, err in outputs:
+        assert not [s for s in secrets if s in out + err], (out, err)
