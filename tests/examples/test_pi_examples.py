@@ -813,3 +813,96 @@ def test_plan_mode_starts_from_the_flag_and_resumes_from_the_session(
     resumed = fake_provider_server.requests[1].body
     assert "write" not in tool_names(resumed) and "edit" not in tool_names(resumed)
     assert sum("[PLAN MODE ACTIVE]" in t for t in user_texts(resumed)) == 2
+
+
+def git(cwd: Path, *args: str) -> str:
+    import subprocess
+
+    done = subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=cwd,
+                          capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+def test_git_checkpoint_restores_the_code_when_forking_back(
+        fake_provider_server: FakeProviderServer, pi_project: Path) -> None:
+    git(pi_project, "init", "-q")
+    (pi_project / "notes.txt").write_text("v1\n")
+    git(pi_project, "add", "notes.txt")
+    git(pi_project, "commit", "-qm", "v1")
+    (pi_project / "notes.txt").write_text("v2, not committed\n")
+    fake_provider_server.script(tool_call("bash", {"command": "git checkout -- notes.txt"}), "Tidied up.",
+                                "Nothing to do.")
+    with rpc(pi_project, "git_checkpoint") as pi:
+        pi.prompt("tidy the repository")
+        assert (pi_project / "notes.txt").read_text() == "v1\n"          # the agent threw the change away
+        pi.prompt("anything else?")
+        forks, _ = pi.call({"type": "get_fork_messages"})
+        first = forks["data"]["messages"][0]
+        pi.send({"type": "fork", "entryId": first["entryId"], "id": "f"})
+        dialog, _ = pi.wait_for(is_ui("select"))
+        assert dialog["title"] == "Restore code state?"
+        assert dialog["options"] == ["Yes, restore code to that point", "No, keep current code"]
+        pi.send({"type": "extension_ui_response", "id": dialog["id"], "value": dialog["options"][0]})
+        forked, seen = pi.response("f")
+    assert forked["success"] is True and forked["data"]["text"] == "tidy the repository"
+    assert notices(seen) == ["Code restored to checkpoint"]
+    assert (pi_project / "notes.txt").read_text() == "v2, not committed\n"
+    assert git(pi_project, "stash", "list") == ""                       # checkpoints never touched the stash list
+
+
+def test_git_checkpoint_asks_nothing_when_the_tree_was_clean(
+        fake_provider_server: FakeProviderServer, pi_project: Path) -> None:
+    git(pi_project, "init", "-q")
+    (pi_project / "notes.txt").write_text("v1\n")
+    git(pi_project, "add", "notes.txt")
+    git(pi_project, "commit", "-qm", "v1")                              # a clean tree: nothing to keep
+    fake_provider_server.script("Nothing to do.", "Still nothing.")
+    with rpc(pi_project, "git_checkpoint") as pi:
+        pi.prompt("anything?")
+        pi.prompt("and now?")
+        forks, _ = pi.call({"type": "get_fork_messages"})
+        forked, seen = pi.call({"type": "fork", "entryId": forks["data"]["messages"][1]["entryId"]})
+    assert forked["success"] is True and not any(is_ui("select")(r) for r in seen)
+
+
+def todo_call(action: str, **arguments: Any) -> Any:
+    return tool_call("todo", {"action": action, **arguments})
+
+
+def test_todo_keeps_its_list_in_the_session_and_follows_the_branch(
+        fake_provider_server: FakeProviderServer, run_pi: PiRunner, pi_project: Path, pi_agent_dir: Path) -> None:
+    fake_provider_server.script(
+        [todo_call("add", text="Write tests"), todo_call("add", text="Fix the bug"), todo_call("toggle", id=1),
+         todo_call("toggle", id=7), todo_call("add")], "Noted.",
+        todo_call("list"), "Here they are.",                        # resumed: the list comes from the session
+        todo_call("add", text="Ship it"), "Added.",
+        todo_call("list"), "Listed.")                               # after the fork: as it was at that point
+    json_run(run_pi, "todo", prompt="plan my day")
+    assert tool_messages(fake_provider_server.requests[1].body) == [
+        "Added todo #1: Write tests", "Added todo #2: Fix the bug", "Todo #1 completed", "Todo #7 not found",
+        "Error: text required for add"]
+    json_run(run_pi, "todo", prompt="what is left?", args=("-c",))
+    assert tool_messages(fake_provider_server.requests[3].body)[-1] == "[x] #1: Write tests\n[ ] #2: Fix the bug"
+    with rpc(pi_project, "todo", args=("-c",)) as pi:
+        _, seen = pi.call({"type": "prompt", "message": "/todos"})
+        assert [(r["message"], r["notifyType"]) for r in seen if is_ui("notify")(r)] == [
+            ("/todos requires interactive mode", "error")]
+        pi.prompt("one more")
+        forks, _ = pi.call({"type": "get_fork_messages"})
+        assert [m["text"] for m in forks["data"]["messages"]] == ["plan my day", "what is left?", "one more"]
+        forked, _ = pi.call({"type": "fork", "entryId": forks["data"]["messages"][2]["entryId"]})
+        assert forked["success"] is True
+        pi.prompt("list them")
+    assert tool_messages(fake_provider_server.requests[5].body)[-1] == "Added todo #3: Ship it"
+    assert tool_messages(fake_provider_server.requests[7].body)[-1] == "[x] #1: Write tests\n[ ] #2: Fix the bug"
+    results = [e["message"] for e in session_entries_all(pi_agent_dir)[0]
+               if e.get("type") == "message" and e["message"]["role"] == "toolResult"]
+    assert results[2]["details"] == {"action": "toggle", "nextId": 3, "todos": [
+        {"id": 1, "text": "Write tests", "done": True}, {"id": 2, "text": "Fix the bug", "done": False}]}
+    assert results[3]["details"]["error"] == "#7 not found"
+
+
+def session_entries_all(agent_dir: Path) -> list[list[dict[str, Any]]]:
+    """Every session file's entries, oldest file first."""
+    files = sorted((agent_dir / "sessions").rglob("*.jsonl"), key=lambda p: p.stat().st_mtime)
+    return [[json.loads(line) for line in f.read_text().splitlines()] for f in files]
