@@ -648,7 +648,8 @@ def agent_settled(event: AgentSettledEvent, ctx: ExtensionContext) -> None:
     """pi will not continue on its own: retries, compaction and queued messages are done.
 
     ``agent_end`` may be followed by more runs; this is the end. Work started here
-    (``send_user_message``) begins after every handler returned.
+    (``send_user_message``) begins after every handler returned; a command waiting in
+    ``ctx.wait_for_idle()`` resumes after them too.
 
     :param event: :class:`pi_core.AgentSettledEvent` (``aborted``).
     :param ctx: the session context (``ctx.is_idle()`` is true).
