@@ -906,3 +906,25 @@ def session_entries_all(agent_dir: Path) -> list[list[dict[str, Any]]]:
     """Every session file's entries, oldest file first."""
     files = sorted((agent_dir / "sessions").rglob("*.jsonl"), key=lambda p: p.stat().st_mtime)
     return [[json.loads(line) for line in f.read_text().splitlines()] for f in files]
+
+
+def test_reload_runtime_reloads_when_the_model_asks(
+        fake_provider_server: FakeProviderServer, pi_project: Path, tmp_path: Path) -> None:
+    import time
+
+    log = tmp_path / "starts.txt"
+    probe = tmp_path / "probe.py"  # records each session_start of the plugins (a reload imports them again)
+    probe.write_text(f"from pi_core import hookimpl\n\n@hookimpl\ndef session_start(event, ctx):\n"
+                     f"    with open({str(log)!r}, 'a') as f:\n        f.write(event.reason + '\\n')\n")
+    fake_provider_server.script(tool_call("reload_runtime", {}), "not asked for")
+    with RpcProcess(pi_project, scripted=False, extensions=(example("reload_runtime"), probe)) as pi:
+        records = pi.prompt("reload yourself")
+        deadline = time.monotonic() + TIMEOUT
+        while log.read_text().split() != ["startup", "reload"] and time.monotonic() < deadline:
+            time.sleep(0.05)  # the reload runs once pi has settled, after the prompt's records
+        assert log.read_text().split() == ["startup", "reload"]
+        pi.call({"type": "prompt", "message": "/reload-runtime"})
+    assert len(fake_provider_server.requests) == 1          # the tool ended the run: no answer was asked for
+    ends = [r for r in records if r.get("type") == "tool_execution_end"]
+    assert [(r["toolName"], r["isError"]) for r in ends] == [("reload_runtime", False)]
+    assert log.read_text().split() == ["startup", "reload", "reload"]   # the model's request, then the command
