@@ -93,7 +93,8 @@ def compat_of(model: Model) -> dict[str, Any]:
             "supportsTemperature": c.get("supportsTemperature", True),
             "allowEmptySignature": c.get("allowEmptySignature", False),
             "forceAdaptiveThinking": c.get("forceAdaptiveThinking", False),
-            "sendSessionAffinityHeaders": c.get("sendSessionAffinityHeaders", openrouter)}
+            "sendSessionAffinityHeaders": c.get("sendSessionAffinityHeaders", openrouter),
+            "sessionAffinityFormat": c.get("sessionAffinityFormat", "openrouter" if openrouter else None)}
 
 
 def cache_control(model: Model, options: StreamOptions) -> dict[str, Any] | None:
@@ -279,8 +280,11 @@ def request_headers(model: Model, options: StreamOptions, betas: list[str]) -> d
     betas = [*betas, *(b for b in extra_betas if b not in betas)]
     if betas:
         base["anthropic-beta"] = ",".join(betas)
-    if options.session_id and compat_of(model)["sendSessionAffinityHeaders"]:
-        base["x-session-id"] = options.session_id
+    compat = compat_of(model)
+    if options.session_id and compat["sendSessionAffinityHeaders"] and not is_oauth_token(options.api_key):
+        # pi's names: OpenRouter's x-session-id, else x-session-affinity (a subscription sign-in sends none)
+        name = "x-session-id" if compat["sessionAffinityFormat"] == "openrouter" else "x-session-affinity"
+        base[name] = options.session_id
     return merge_headers(base, model.headers, options.headers)
 
 

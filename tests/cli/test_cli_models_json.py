@@ -210,3 +210,20 @@ def test_input_limits_resize_the_images_that_enter_the_conversation(tmp_path: Pa
     mime, encoded, size = _sent_image(server.requests[1])
     assert encoded < 60000 and size[0] <= 300  # under maxBytes (240 KB of noise as PNG does not fit)
     assert _sent_image(server.requests[2])[2] == (2000, 100)  # pi's defaults without inputLimits
+
+
+def test_anthropic_session_affinity_header_follows_the_format(tmp_path: Path) -> None:
+    from pi_core.testing import FakeProviderServer
+
+    seen = []
+    for compat in ({"sendSessionAffinityHeaders": True},
+                   {"sendSessionAffinityHeaders": True, "sessionAffinityFormat": "openrouter"}):
+        agent = tmp_path / f"agent{len(seen)}"
+        agent.mkdir()
+        with FakeProviderServer([{"text": "ok"}]) as server:
+            provider = {**server.provider_config("anthropic-messages"), "compat": compat}
+            (agent / "models.json").write_text(json.dumps({"providers": {"fa": provider}}))
+            result = pi(tmp_path, agent, "--model", "fa/fake-model", "--no-session", "-p", "hi")
+        assert result.returncode == 0, result.stderr
+        seen.append(sorted(k for k in server.requests[0].headers if "session" in k or "affinity" in k))
+    assert seen == [["x-session-affinity"], ["x-session-id"]]  # what pi 1.6 sent for the same models.json
