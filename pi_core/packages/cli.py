@@ -591,9 +591,25 @@ def _update_self(host: PluginHost, *, force: bool = False) -> None:
         return
     # pip itself leaves an up-to-date pi alone; --force reinstalls it (and its dependencies) all the same
     args = ["--upgrade", *(["--force-reinstall"] if force else []), DISTRIBUTION]
+    before = _installed_version(DISTRIBUTION)
     if pip("install", args) != 0:
         raise InstallError(f"pip install {' '.join(args)} failed")
-    typer.echo(f"{'Reinstalled' if force else 'Updated'} {DISTRIBUTION}")
+    after = _installed_version(DISTRIBUTION)
+    if force:
+        typer.echo(f"Reinstalled {DISTRIBUTION} {after}")
+    elif before == after:
+        typer.echo(f"{DISTRIBUTION} is already up to date ({after})")
+    else:
+        typer.echo(f"Updated {DISTRIBUTION} from {before} to {after}")
+
+
+def _installed_version(name: str) -> str | None:
+    """The version installed now (asked in a fresh process: pip has just changed this one's environment)."""
+    import subprocess
+
+    code = f"from importlib.metadata import version; print(version({name!r}))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    return done.stdout.strip() or None
 
 
 def _fill(arg: str, values: dict[str, str]) -> str:

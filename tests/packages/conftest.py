@@ -1,4 +1,4 @@
-"""Fixtures for the package tests: a throw-away environment to install into."""
+"""Fixtures for the package tests: throw-away environments to install into."""
 
 from __future__ import annotations
 
@@ -7,6 +7,14 @@ import venv
 from pathlib import Path
 
 import pytest
+from wheelhouse import FreshPi, fresh_pi
+
+
+@pytest.fixture(scope="session")
+def bare_pi(tmp_path_factory: pytest.TempPathFactory) -> FreshPi:
+    """A venv with nothing of this one: pi from its wheel, its dependencies, pytest and pip (about 10 s to
+    build, once per test run; tests may install into it but must leave pi working)."""
+    return fresh_pi(tmp_path_factory.mktemp("bare-pi"))
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""`pi plugin new NAME` writes a package that installs and passes its own tests in a fresh venv."""
+"""`pi plugin new NAME` writes a package that installs and passes its own tests: in a bare venv with pi from
+its wheel, and editable in a venv layered on this one (where a broken change makes them fail)."""
 
 from __future__ import annotations
 
@@ -8,15 +9,42 @@ import sys
 from pathlib import Path
 
 from pkg_helpers import PIP_ENV, run_pi
+from wheelhouse import FreshPi, bare_env
+
+EXPECTED_FILES = {"pyproject.toml", "pi_hello/__init__.py", "pi_hello/skills/hello-shouting/SKILL.md",
+                  "tests/test_pi_hello.py", "README.md", ".github/workflows/ci.yml", ".gitignore"}
 
 
-def test_generated_plugin_passes_its_own_tests_in_a_fresh_venv(tmp_path: Path, scratch_python: Path) -> None:
+def test_generated_plugin_passes_its_own_tests_in_a_bare_venv_from_local_wheels(tmp_path: Path,
+                                                                                bare_pi: FreshPi) -> None:
+    """What the generated CI does, offline: the plugin with its test extra into a venv that has only pi's wheel
+    and what it declares (hatchling comes from the wheel folder through pip's build isolation), then its
+    pytest. Installed as a wheel, not with the CI's `pip install -e`: hatchling's editable builds need
+    `editables`, which no local wheel provides here. About 20 s, half of it building the venv (once per run)."""
+    env = bare_env()
+    dev_only = subprocess.run([str(bare_pi.python), "-c", "import hypothesis"], capture_output=True, env=env)
+    assert dev_only.returncode == 1  # nothing of the dev environment is visible
+    made = subprocess.run([str(bare_pi.script("pi")), "plugin", "new", "hello"], cwd=tmp_path, capture_output=True,
+                          text=True, env=env, timeout=120)
+    assert made.returncode == 0, made.stderr
+    project = tmp_path / "pi-hello"
+    assert {p.relative_to(project).as_posix() for p in project.rglob("*") if p.is_file()} == EXPECTED_FILES
+
+    installed = bare_pi.pip("install", ".[test]", cwd=project)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    # the console script, as the CI runs it: the project directory is not on sys.path, the installed copy runs
+    tests = subprocess.run([str(bare_pi.script("pytest")), "-q", "-p", "no:cacheprovider"], cwd=project,
+                           capture_output=True, text=True, env=env, timeout=300)
+    assert tests.returncode == 0, tests.stdout + tests.stderr
+    assert "5 passed" in tests.stdout
+
+
+def test_generated_plugin_passes_its_own_tests_editable_and_catches_a_broken_change(
+        tmp_path: Path, scratch_python: Path) -> None:
     made = run_pi(sys.executable, tmp_path, "plugin", "new", "hello")
     assert made.returncode == 0, made.stderr
     project = tmp_path / "pi-hello"
-    expected = {"pyproject.toml", "pi_hello/__init__.py", "pi_hello/skills/hello-shouting/SKILL.md",
-                "tests/test_pi_hello.py", "README.md", ".github/workflows/ci.yml", ".gitignore"}
-    assert {p.relative_to(project).as_posix() for p in project.rglob("*") if p.is_file()} == expected
+    assert {p.relative_to(project).as_posix() for p in project.rglob("*") if p.is_file()} == EXPECTED_FILES
     assert "Created pi-hello" in made.stdout
 
     env = {**os.environ, **PIP_ENV}
