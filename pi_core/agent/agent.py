@@ -59,7 +59,7 @@ class Agent:
     async def emit(self, event: Any) -> None:
         for listener in list(self._listeners):
             result = listener(event)
-            if inspect.isawaitable(result):
+            if result is not None and inspect.isawaitable(result):
                 await result
 
     # -- queues --------------------------------------------------------------------------------

@@ -48,6 +48,10 @@ class SSEDecoder:
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
         buf = self._buf + chunk if self._buf else chunk
+        if not (self._data or self._event):
+            events = self._plain_events(buf)
+            if events is not None:
+                return events
         lines = buf.splitlines(keepends=True)
         if not lines:
             return []
@@ -63,6 +67,22 @@ class SSEDecoder:
             if event is not None:
                 events.append(event)
         return events
+
+    def _plain_events(self, buf: bytes) -> list[SSEEvent] | None:
+        """The common shape, one ``data: ...`` line per event and ``\n`` endings, decoded without going
+        line by line (a stream of many small deltas spends much of its time here); ``None`` when the
+        complete events in ``buf`` have any other shape, which the line rules then handle."""
+        end = buf.rfind(b"\n\n")
+        if end < 0 or not buf.startswith(b"data: ") or b"\r" in buf:
+            return None
+        block = buf[:end]
+        count = block.count(b"\n\ndata: ") + 1
+        if block.count(b"\n") != 2 * (count - 1):
+            return None  # another field, a comment or a second data line somewhere
+        self._buf = buf[end + 2:]
+        ident, retry = self._id, self._retry
+        return [SSEEvent("message", part[6:], ident, retry)
+                for part in block.decode("utf-8", "replace").split("\n\n")]
 
     def flush(self) -> list[SSEEvent]:
         """Dispatch what is left at end of stream (a final event without its blank line)."""

@@ -741,7 +741,7 @@ class AgentSession:
         """Send an event to every subscriber, in order."""
         for listener in list(self._listeners):
             result = listener(event)
-            if inspect.isawaitable(result):
+            if result is not None and inspect.isawaitable(result):
                 await result
 
     def stream_model(self, model: Model, context: Context, **options: Any) -> AsyncIterator[Any]:

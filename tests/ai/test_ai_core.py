@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from ai_helpers import run
 
 from pi_core.ai import (
@@ -73,6 +75,25 @@ def test_sse_every_split_and_line_ending() -> None:
         for cut in range(len(data) + 1):
             assert decode([data[:cut], data[cut:]]) == want, (ending, cut)
         assert decode([bytes([b]) for b in data]) == want
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(
+    st.text(alphabet="ab é✓{}\":,", max_size=12).map(lambda t: f"data: {t}\n\n"),
+    st.sampled_from(["event: x\ndata: y\n\n", ": keep-alive\n", "data:tight\n\n", "data: a\ndata: b\n\n",
+                     "id: 9\ndata: z\n\n", "\n", "data: \n\n", "retry: 5\n"])), max_size=12),
+       st.lists(st.integers(min_value=0, max_value=400), max_size=4))
+def test_sse_whole_chunks_decode_as_byte_by_byte(parts: list[str], cuts: list[int]) -> None:
+    # feeding whole chunks takes the fast path for plain `data:` events; byte by byte goes line by line
+    data = "".join(parts).encode()
+    points = sorted({0, len(data), *(c % (len(data) + 1) for c in cuts)})
+    chunks = [data[a:b] for a, b in zip(points, points[1:])]
+    def full(pieces: list[bytes]) -> list[tuple[str, str, str | None, int | None]]:
+        decoder = SSEDecoder()
+        events = [e for piece in pieces for e in decoder.feed(piece)] + decoder.flush()
+        return [(e.event, e.data, e.id, e.retry) for e in events]
+
+    assert full(chunks) == full([bytes([b]) for b in data])
 
 
 # --- partial JSON ----------------------------------------------------------------------------------
