@@ -245,6 +245,8 @@ class InteractiveApp:
         def handle(event: Any) -> None:
             self._draw_new_entries()  # a plugin's entry appended before this event is drawn before it
             self.renderer.handle(event)
+            if getattr(event, "type", None) == "session_info_changed":
+                self._update_title()
 
         unsubscribe = session.subscribe(handle)
         forget = session.on_shutdown_requested(self._on_shutdown_requested)
@@ -276,6 +278,8 @@ class InteractiveApp:
         self._loop = asyncio.get_running_loop()
         self._attach(self.session)
         self._header()
+        self._list_loaded()
+        self._update_title()
         self._show_history()
         self._package_updates()
         restore = self._install_sigint()
@@ -483,7 +487,22 @@ class InteractiveApp:
     def _on_session_changed(self) -> None:
         """The session continues in another file (``/new``, ``/resume``, ``/fork``, ``/clone``): redraw."""
         self._header()
+        self._update_title()
         self._show_history()
+
+    def _list_loaded(self) -> None:
+        """pi's listing of the context files, skills, prompt templates and extensions loaded, under the header
+        (left out with ``quietStartup`` or a plugin's header)."""
+        if self.ui.header_factory is not None or self._setting("quietStartup", False) is True:
+            return
+        from .loaded import loaded_resource_rows
+
+        self.renderer.scroll(loaded_resource_rows(self.palette, self.session))
+
+    def _update_title(self) -> None:
+        """pi's window title: ``π - <session name> - <folder>`` (``π - <folder>`` without a name)."""
+        name = self.session.session.get_session_name()
+        self.set_title(" - ".join(["π", *([name] if name else []), Path(self.session.cwd).name]))
 
     def _show_history(self) -> None:
         """The tail of the conversation, and the footer's totals for the whole of it."""
