@@ -12,7 +12,7 @@ THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 @hookimpl
 def register_commands(register: Any) -> None:
     register(Command("model", _model, "Switch the model (a pattern, provider/id, or choose from a list)",
-                     usage="[pattern]", idle_only=True))
+                     usage="[pattern]"))  # while the agent works too: the next request uses it, as in pi
     register(Command("thinking", _thinking, "Set the thinking level (no argument: choose)", usage="[level]"))
 
 

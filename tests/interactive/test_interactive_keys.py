@@ -286,3 +286,18 @@ def test_keybindings_json_remaps_and_unbinds(running, tmp_path: Path) -> None:
     app.send("\x1b")
     app.settle()
     quit_app(app)
+
+
+def test_ctrl_p_while_the_agent_works_switches_for_the_next_request(running, tmp_path: Path) -> None:
+    app = running([{"text": "slow " * 60, "delta_delay": 0.05}])
+    app.type("first")
+    app.wait_for("Working")
+    app.send("\x10")  # Ctrl+P while the answer streams
+    app.wait_for(lambda: "faux-2" in footer(app))
+    app.wait_for(lambda: "Working" not in screen(app), 30)
+    app.type("second")
+    app.wait_for("echo: second")
+    quit_app(app)
+    answers = [r["message"]["model"] for r in session_lines(tmp_path)
+               if r["type"] == "message" and r["message"]["role"] == "assistant"]
+    assert answers == ["faux-1", "faux-2"]  # the run under way finished on its model; the next used the new one

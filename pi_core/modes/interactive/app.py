@@ -668,10 +668,7 @@ class InteractiveApp:
     def _cycle_model(self, step: int) -> None:
         from .actions import next_model
 
-        if self.is_working():
-            self.show_hint("The model can be changed when the agent is idle")
-            return
-        model = next_model(self.session, step)
+        model = next_model(self.session, step)  # while the agent works too: the next request uses it, as in pi
         if model is None:
             self.show_hint("No other model to switch to (see /scoped-models)")
             return
