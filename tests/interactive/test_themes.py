@@ -4,6 +4,7 @@ is rejected and why, choosing by the ``theme`` setting (and ``light/dark``), and
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -177,3 +178,18 @@ def test_themes_switched_off_by_pi_config_or_settings_filters_cannot_be_chosen(r
     app = running()
     assert "theme: no theme named 'hot' (have: dark, light, system, cold, dusk)" in app.text().replace("\n", "")
     quit_app(app)
+
+
+PI_THEMES = Path(os.environ.get("PI_TS_DIR", "/work/pi-ts")) / "node_modules/@earendil-works/pi-coding-agent/dist" \
+    / "modes/interactive/theme"
+
+
+@pytest.mark.skipif(not (PI_THEMES / "dark.json").exists(), reason="pi 1.6 is not installed here")
+@pytest.mark.parametrize("name", ["dark", "light"])
+def test_the_built_in_dark_and_light_are_pis_palettes(name: str) -> None:
+    from pi_core.modes.interactive.theme import TOKENS, builtin_theme, load_theme_file
+
+    ours, pis = builtin_theme(name, truecolor=True), load_theme_file(PI_THEMES / f"{name}.json", truecolor=True)
+    assert ours.appearance == pis.appearance
+    assert {t: ours.hex(t) for t in TOKENS} == {t: pis.hex(t) for t in TOKENS}
+    assert ours.export == pis.export

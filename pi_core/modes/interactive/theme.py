@@ -1,6 +1,6 @@
 """Themes in pi's format: colours by pi's token names (``accent``, ``mdHeading``, ``toolDiffAdded``...).
 
-Built in: ``dark`` and ``light`` (our palettes, pi's token names) and ``system``, which uses the
+Built in: ``dark`` and ``light`` (pi 1.6's palettes) and ``system``, which uses the
 terminal's own 16 ANSI colours and default foreground/background, so it follows whatever palette the
 terminal has (pi's fallback when a terminal does not report its colours). A custom theme is a pi
 theme JSON file (``name``, ``appearance``, ``vars``, ``colors``, ``export``) in
@@ -50,41 +50,48 @@ class ThemeError(ValueError):
     """A theme file that cannot be used."""
 
 
-# -- the built-in palettes (ours; the token names are pi's) ---------------------------------------------
+# -- the built-in palettes: pi 1.6's dark and light (its OKHSL values converted to sRGB) --------------------
 
 _DARK = {
-    "accent": "#5fafd7", "border": "#5f87af", "borderAccent": "#5fafd7", "borderMuted": "#4e4e4e",
-    "success": "#87d787", "error": "#ff6b6b", "warning": "#e5c07b", "muted": "#8a8a8a", "dim": "#626262",
-    "text": "", "thinkingText": "#8a8a8a", "selectedBg": "#303a46", "userMessageBg": "#2a2f36",
-    "userMessageText": "", "customMessageBg": "#2d2838", "customMessageText": "", "customMessageLabel": "#af87d7",
-    "toolPendingBg": "#262a30", "toolSuccessBg": "#23302a", "toolErrorBg": "#3a2426", "toolTitle": "#d0d0d0",
-    "toolOutput": "#9e9e9e", "mdHeading": "#e5c07b", "mdLink": "#61afef", "mdLinkUrl": "#5c6370",
-    "mdCode": "#7fcfcf", "mdCodeBlock": "#c8c8c8", "mdCodeBlockBorder": "#5c6370", "mdQuote": "#a0a0a0",
-    "mdQuoteBorder": "#5c6370", "mdHr": "#5c6370", "mdListBullet": "#5fafd7", "toolDiffAdded": "#87d787",
-    "toolDiffRemoved": "#ff6b6b", "toolDiffContext": "#8a8a8a", "syntaxComment": "#7f848e",
-    "syntaxKeyword": "#c678dd", "syntaxFunction": "#61afef", "syntaxVariable": "#e06c75",
-    "syntaxString": "#98c379", "syntaxNumber": "#d19a66", "syntaxType": "#e5c07b", "syntaxOperator": "#56b6c2",
-    "syntaxPunctuation": "#abb2bf", "thinkingOff": "#4e4e4e", "thinkingMinimal": "#5f6f7f",
-    "thinkingLow": "#5f87af", "thinkingMedium": "#5fafd7", "thinkingHigh": "#af87d7", "thinkingXhigh": "#d787af",
-    "bashMode": "#87d787",
+    "accent": "#a798d7", "border": "#5fa8cc", "borderAccent": "#a08ed5", "borderMuted": "#768186",
+    "success": "#68b78d", "error": "#ea7f81", "warning": "#cd9a22", "muted": "#9da5a9", "dim": "#7e888e",
+    "text": "#dee0e1", "thinkingText": "#96a0a4", "userMessageText": "#dee0e1", "customMessageText": "#9da5a9",
+    "customMessageLabel": "#a798d7", "toolTitle": "#dee0e1", "toolOutput": "#9da5a9", "mdHeading": "#cd9a22",
+    "mdLink": "#69add0", "mdLinkUrl": "#9da5a9", "mdCode": "#a798d7", "mdCodeBlock": "#68b78d",
+    "mdCodeBlockBorder": "#9da5a9", "mdQuote": "#9da5a9", "mdQuoteBorder": "#9da5a9", "mdHr": "#9da5a9",
+    "mdListBullet": "#a798d7", "toolDiffAdded": "#68b78d", "toolDiffRemoved": "#ea7f81",
+    "toolDiffContext": "#9da5a9", "syntaxComment": "#9da5a9", "syntaxKeyword": "#69add0",
+    "syntaxFunction": "#cd9a22", "syntaxVariable": "#5db3ba", "syntaxString": "#de8d5a", "syntaxNumber": "#68b78d",
+    "syntaxType": "#a798d7", "syntaxOperator": "#9da5a9", "syntaxPunctuation": "#9da5a9", "thinkingOff": "#6c767b",
+    "thinkingMinimal": "#68808d", "thinkingLow": "#5489a4", "thinkingMedium": "#6185cc", "thinkingHigh": "#9776e5",
+    "thinkingXhigh": "#de54c1", "thinkingMax": "#fe5462", "bashMode": "#5eb286", "scrollbarTrack": "#484e52",
+    "scrollbarThumb": "#97a0a5", "searchMatchText": "#9da5a9", "selectedBg": "#213b49", "searchMatchBg": "#4e2f1b",
+    "userMessageBg": "#213b49", "customMessageBg": "#3a3055", "toolPendingBg": "#34383a", "toolSuccessBg": "#254131",
+    "toolErrorBg": "#5b282a",
 }
+
+_DARK_EXPORT = {"pageBg": "#21252c", "cardBg": "#282c34", "infoBg": "#4e2f1b"}
+
 _LIGHT = {
-    **_DARK,
-    "accent": "#005f87", "border": "#5f87af", "borderAccent": "#005f87", "borderMuted": "#bcbcbc",
-    "success": "#2e7d32", "error": "#c62828", "warning": "#9a6700", "muted": "#6c6c6c", "dim": "#9e9e9e",
-    "thinkingText": "#6c6c6c", "selectedBg": "#dde7f0", "userMessageBg": "#eef1f4", "customMessageBg": "#f1ecf6",
-    "customMessageLabel": "#6f42c1", "toolPendingBg": "#f2f3f5", "toolSuccessBg": "#eaf5ec",
-    "toolErrorBg": "#fbeaea", "toolTitle": "#303030", "toolOutput": "#5a5a5a", "mdHeading": "#8a5a00",
-    "mdLink": "#0b5cad", "mdLinkUrl": "#8a8a8a", "mdCode": "#0e7490", "mdCodeBlock": "#303030",
-    "mdCodeBlockBorder": "#a0a0a0", "mdQuote": "#5a5a5a", "mdQuoteBorder": "#a0a0a0", "mdHr": "#a0a0a0",
-    "mdListBullet": "#005f87", "toolDiffAdded": "#2e7d32", "toolDiffRemoved": "#c62828",
-    "toolDiffContext": "#6c6c6c", "syntaxComment": "#6a737d", "syntaxKeyword": "#a626a4",
-    "syntaxFunction": "#4078f2", "syntaxVariable": "#e45649", "syntaxString": "#50a14f",
-    "syntaxNumber": "#986801", "syntaxType": "#c18401", "syntaxOperator": "#0184bc",
-    "syntaxPunctuation": "#383a42", "thinkingOff": "#bcbcbc", "thinkingMinimal": "#9eaab6",
-    "thinkingLow": "#5f87af", "thinkingMedium": "#005f87", "thinkingHigh": "#6f42c1", "thinkingXhigh": "#a0306e",
-    "bashMode": "#2e7d32",
+    "accent": "#7459b4", "border": "#3d8eb3", "borderAccent": "#8a72cb", "borderMuted": "#9aa2a7",
+    "success": "#337e58", "error": "#c8253d", "warning": "#8f6802", "muted": "#677176", "dim": "#879095",
+    "text": "#3b3f41", "thinkingText": "#7c868c", "userMessageText": "#3b3f41", "customMessageText": "#677176",
+    "customMessageLabel": "#7459b4", "toolTitle": "#3b3f41", "toolOutput": "#677176", "mdHeading": "#8f6802",
+    "mdLink": "#2f7899", "mdLinkUrl": "#677176", "mdCode": "#7459b4", "mdCodeBlock": "#337e58",
+    "mdCodeBlockBorder": "#677176", "mdQuote": "#677176", "mdQuoteBorder": "#677176", "mdHr": "#677176",
+    "mdListBullet": "#7459b4", "toolDiffAdded": "#337e58", "toolDiffRemoved": "#c8253d",
+    "toolDiffContext": "#677176", "syntaxComment": "#677176", "syntaxKeyword": "#2f7899",
+    "syntaxFunction": "#8f6802", "syntaxVariable": "#287a81", "syntaxString": "#a45417", "syntaxNumber": "#337e58",
+    "syntaxType": "#7459b4", "syntaxOperator": "#677176", "syntaxPunctuation": "#677176", "thinkingOff": "#c2c8ca",
+    "thinkingMinimal": "#b5c4cb", "thinkingLow": "#9fc2d5", "thinkingMedium": "#a2b7e0", "thinkingHigh": "#b5a5e8",
+    "thinkingXhigh": "#e585cd", "thinkingMax": "#fe7479", "bashMode": "#40976c", "scrollbarTrack": "#e1e3e4",
+    "scrollbarThumb": "#96a0a4", "searchMatchText": "#677176", "selectedBg": "#dfe7ec", "searchMatchBg": "#ede3dd",
+    "userMessageBg": "#dfe7ec", "customMessageBg": "#e6e4ee", "toolPendingBg": "#e4e5e6", "toolSuccessBg": "#dee9e1",
+    "toolErrorBg": "#eee2e1",
 }
+
+_LIGHT_EXPORT = {"pageBg": "#efeeee", "cardBg": "#f7f6f6", "infoBg": "#ede3dd"}
+
 # system: the terminal's ANSI colours (0-15) and defaults, so the terminal's palette decides.
 _SYSTEM: dict[str, Any] = {
     **{k: "" for k in TOKENS},
@@ -97,8 +104,8 @@ _SYSTEM: dict[str, Any] = {
     "thinkingMinimal": 8, "thinkingLow": 4, "thinkingMedium": 6, "thinkingHigh": 5, "thinkingXhigh": 13,
     "bashMode": 2,
 }
-BUILTIN_SOURCES: dict[str, tuple[str, dict[str, Any]]] = {
-    "dark": ("dark", _DARK), "light": ("light", _LIGHT), "system": ("dark", _SYSTEM)}
+BUILTIN_SOURCES: dict[str, tuple[str, dict[str, Any], dict[str, str]]] = {
+    "dark": ("dark", _DARK, _DARK_EXPORT), "light": ("light", _LIGHT, _LIGHT_EXPORT), "system": ("dark", _SYSTEM, {})}
 
 
 # -- colours --------------------------------------------------------------------------------------------
@@ -318,9 +325,9 @@ def _guess_appearance(colors: dict[str, Colour]) -> str:
 
 
 def builtin_theme(name: str, *, colour: bool = True, truecolor: bool | None = None) -> Theme:
-    appearance, colors = BUILTIN_SOURCES[name]
-    theme = build_theme({"name": "builtin", "appearance": appearance, "colors": colors}, colour=colour,
-                        truecolor=truecolor)
+    appearance, colors, export = BUILTIN_SOURCES[name]
+    theme = build_theme({"name": "builtin", "appearance": appearance, "colors": colors, "export": export},
+                        colour=colour, truecolor=truecolor)
     theme.name = name
     return theme
 
