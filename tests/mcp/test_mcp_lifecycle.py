@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from mcp_helpers import HttpServer, model_args, run_pi, stdio_server, tool_names, tool_results, write_mcp
 from fake_openai import FakeOpenAI, write_agent_dir
 
@@ -169,6 +170,42 @@ def test_no_orphans_after_kill_9_of_pi(ws: Path, tmp_path: Path) -> None:
             if pi.poll() is None:
                 pi.kill()
                 pi.wait()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_no_orphans_after_pi_is_interrupted_or_terminated(ws: Path, tmp_path: Path, signum: int) -> None:
+    agent = tmp_path / "agent"
+    write_mcp(agent, {"demo": stdio_server("--stubborn", exposure="direct")})
+    with FakeOpenAI([]) as server:
+        write_agent_dir(agent, server.base_url)
+        pi = subprocess.Popen([sys.executable, "-m", "pi_core", *model_args(), "--mode", "rpc"], cwd=ws,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                              env={**os.environ, "PI_CODING_AGENT_DIR": str(agent)})
+        try:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and len(_group_members(_server_group(agent))) < 3:
+                time.sleep(0.1)
+            pgid = _server_group(agent)
+            assert len(_group_members(pgid)) >= 3  # guard, server, the server's stubborn child
+            os.kill(pi.pid, signum)
+            code = pi.wait(timeout=60)  # pi ends on its own and stops the server's group on the way out
+            assert code != -signum, "pi was killed by the signal instead of handling it"
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and _group_members(pgid):
+                time.sleep(0.1)
+            assert not _group_members(pgid)  # (exited members may stay zombies until init reaps them)
+        finally:
+            if pi.poll() is None:
+                pi.kill()
+                pi.wait()
+
+
+def _server_group(agent: Path) -> int:
+    pids = server_pids(agent / "mcp.log")
+    try:
+        return os.getpgid(pids[0]) if pids else -1
+    except ProcessLookupError:
+        return -1
 
 
 def test_a_server_that_exits_takes_the_children_it_left_behind_with_it(tmp_path: Path) -> None:

@@ -111,9 +111,11 @@ def build(instructions: str | None) -> FastMCP:
     def fail(reason: str) -> str:
         raise ValueError(f"failed because {reason}")
 
-    @server.tool(description="Report the server process id and its environment variable DEMO_VALUE.")
+    @server.tool(description="Report the server process id, its environment variables DEMO_VALUE and DEMO_OTHER, "
+                             "and its working directory.")
     def whoami() -> str:
-        return f"pid={os.getpid()} pgid={os.getpgrp()} DEMO_VALUE={os.environ.get('DEMO_VALUE', '')} cwd={os.getcwd()}"
+        return (f"pid={os.getpid()} pgid={os.getpgrp()} DEMO_VALUE={os.environ.get('DEMO_VALUE', '')} "
+                f"DEMO_OTHER={os.environ.get('DEMO_OTHER', '')} cwd={os.getcwd()}")
 
     @server.resource("demo://readme", name="readme", description="The demo README", mime_type="text/plain")
     def readme() -> str:
