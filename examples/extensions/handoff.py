@@ -2,11 +2,14 @@
 session from this conversation and the goal (instead of a lossy compaction), lets you edit it, then opens a
 new session (its parent is this one) with the prompt in the editor.
 
-pi shows a terminal loader while the prompt is written and needs the terminal; this port works with any UI
-that has an editor dialog (the terminal, RPC clients)."""
+In the terminal a cancellable loader (``BorderedLoader``, Esc stops the request) shows while the prompt is
+written, as in pi. pi's needs the terminal; this port also works with other UIs that have an editor
+dialog (RPC clients), with a notice instead of the loader."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from pi_core import (
@@ -22,6 +25,7 @@ from pi_core import (
     serialize_conversation,
 )
 from pi_core.ai import Context
+from pi_core.tui import BorderedLoader
 
 SYSTEM_PROMPT = """You hand work over to a fresh conversation. From the conversation history and the user's
 goal for the new thread, write one prompt that:
@@ -52,6 +56,27 @@ def handoff_messages(branch: list[SessionEntry]) -> list[AgentMessage]:
     return [m for m in map(_as_message, branch) if m is not None]
 
 
+RUNNING: set[asyncio.Future[None]] = set()  # requests in flight (a task nobody holds may be collected)
+
+
+def loader(tui: Any, theme: Any, done: Callable[[str | None], None],
+           generate: Callable[[Any], Awaitable[str | None]]) -> BorderedLoader:
+    """pi's loader while the prompt is written: Esc aborts the request and cancels the handoff."""
+    shown = BorderedLoader(tui, theme, "Generating handoff prompt...")
+    shown.on_abort = lambda: done(None)
+
+    async def run() -> None:
+        try:
+            done(await generate(shown.signal))
+        except Exception:  # a failed request ends the loader, as in pi
+            done(None)
+
+    task = asyncio.ensure_future(run())
+    RUNNING.add(task)
+    task.add_done_callback(RUNNING.discard)
+    return shown
+
+
 async def handoff(args: str, ctx: CommandContext) -> None:
     if not ctx.has_ui:
         await ctx.ui.notify("handoff needs a UI with an editor", "error")
@@ -69,15 +94,25 @@ async def handoff(args: str, ctx: CommandContext) -> None:
         return
     conversation = serialize_conversation(convert_to_llm(messages))
     parent = ctx.session.session_file
-    await ctx.ui.notify("Generating handoff prompt...", "info")
-    request = UserMessage(content=[TextContent(
-        text=f"## Conversation History\n\n{conversation}\n\n## User's Goal for New Thread\n\n{goal}")])
-    response = await ctx.model_registry.complete(ctx.model, Context(system_prompt=SYSTEM_PROMPT, messages=[request]),
-                                                 signal=ctx.signal)
-    if response.stop_reason in ("aborted", "error"):
+    model = ctx.model
+
+    async def generate(signal: Any) -> str | None:
+        request = UserMessage(content=[TextContent(
+            text=f"## Conversation History\n\n{conversation}\n\n## User's Goal for New Thread\n\n{goal}")])
+        response = await ctx.model_registry.complete(model, Context(system_prompt=SYSTEM_PROMPT, messages=[request]),
+                                                     signal=signal)
+        if response.stop_reason in ("aborted", "error"):
+            return None
+        return "\n".join(block.text for block in response.content if isinstance(block, TextContent))
+
+    if ctx.mode == "tui":
+        draft = await ctx.ui.custom(lambda tui, theme, kb, done: loader(tui, theme, done, generate))
+    else:
+        await ctx.ui.notify("Generating handoff prompt...", "info")
+        draft = await generate(ctx.signal)
+    if draft is None:
         await ctx.ui.notify("Cancelled", "info")
         return
-    draft = "\n".join(block.text for block in response.content if isinstance(block, TextContent))
     edited = await ctx.ui.editor("Edit handoff prompt", draft)
     if edited is None:
         await ctx.ui.notify("Cancelled", "info")

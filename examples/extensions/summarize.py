@@ -1,8 +1,9 @@
 """Port of pi's ``summarize`` example: ``/summarize`` asks another model for a summary of the conversation
 (goals, decisions, progress, open questions, next steps) and shows it.
 
-The model is ``openai/gpt-5.2`` as in pi, or ``$PI_SUMMARY_MODEL`` (``provider/id``). pi shows the summary in
-a custom terminal component; this port uses ``ctx.ui.show`` (a block in the terminal, a notice elsewhere)."""
+The model is ``openai/gpt-5.2`` as in pi, or ``$PI_SUMMARY_MODEL`` (``provider/id``). In the terminal the summary
+is shown as pi shows it, rendered markdown between two rules in a ``ctx.ui.custom`` component (Enter or
+Esc closes it); other UIs, where pi shows nothing, get it through ``ctx.ui.show``."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 
 from pi_core import Command, CommandContext, TextContent, UserMessage, hookimpl
 from pi_core.ai import Context
+from pi_core.tui import Container, DynamicBorder, Markdown, Text, get_markdown_theme, matches_key
 
 
 def _texts(content: Any) -> list[str]:
@@ -63,7 +65,29 @@ async def summarize(args: str, ctx: CommandContext) -> None:
         model, Context(messages=[UserMessage(content=[TextContent(text=summary_prompt(conversation))])]),
         reasoning_effort="high")
     summary = "\n".join(block.text for block in response.content if isinstance(block, TextContent))
-    await ctx.ui.show("Conversation Summary", summary.splitlines())
+    if ctx.mode == "tui":
+        await ctx.ui.custom(lambda tui, theme, kb, done: SummaryView(summary, theme, done))
+    else:
+        await ctx.ui.show("Conversation Summary", summary.splitlines())
+
+
+class SummaryView:
+    def __init__(self, summary: str, theme: Any, done: Any) -> None:
+        self.done = done
+        border = DynamicBorder(lambda text: str(theme.fg("accent", text)))
+        self.container = Container([border, Text(theme.fg("accent", theme.bold("Conversation Summary")), 1, 0),
+                                    Markdown(summary, 1, 1, get_markdown_theme(theme)),
+                                    Text(theme.fg("dim", "Press Enter or Esc to close"), 1, 0), border])
+
+    def render(self, width: int) -> list[str]:
+        return self.container.render(width)
+
+    def invalidate(self) -> None:
+        self.container.invalidate()
+
+    def handle_input(self, data: str) -> None:
+        if matches_key(data, "enter") or matches_key(data, "escape"):
+            self.done(None)
 
 
 @hookimpl

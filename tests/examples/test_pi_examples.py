@@ -649,7 +649,8 @@ def test_terminal_examples_over_rpc_send_plain_notices_and_no_components(
 
 def test_terminal_examples_in_json_mode_answer_without_a_ui(
         fake_provider_server: FakeProviderServer, run_pi: PiRunner) -> None:
-    fake_provider_server.script(tool_call("question", {"question": "Which?", "options": ["a", "b"]}), "ok")
+    ask = {"question": "Which?", "options": [{"label": "a"}, {"label": "b"}]}
+    fake_provider_server.script(tool_call("question", ask), "ok")
     json_run(run_pi, *TERMINAL_EXAMPLES, prompt="ask me")
     assert "UI not available" in tool_messages(fake_provider_server.requests[1].body)[0]
 

@@ -63,18 +63,40 @@ def test_working_indicator_message_and_thinking_label(running) -> None:  # noqa:
 
 
 def test_a_component_takes_the_keys_and_returns_a_value(running, tmp_path: Path) -> None:  # noqa: F811
-    ask = {"question": "Which colour?", "options": ["red", "green", "blue"]}
-    turns = [{"tools": [["question", ask]]}, {"text": "noted"}]
+    ask = {"question": "Which colour?", "options": [{"label": "red"}, {"label": "green", "description": "like grass"},
+                                                      {"label": "blue"}]}
+    turns = [{"tools": [["question", ask]]}, {"text": "noted"}, {"tools": [["question", ask]]}, {"text": "written"}]
     app = running(turns, **with_examples("question", extra_tools=["question"]))
     app.type("ask me")
-    app.wait_for("↑↓ move")
-    assert any(row.startswith("› 1. red") for row in app.display())
+    app.wait_for("↑↓ navigate • Enter to select • Esc to cancel")
+    assert any(row.startswith("> 1. red") for row in app.display())
+    assert any(row.strip() == "like grass" for row in app.display())  # the option's description, under it
     app.send("\x1b[B")
-    app.wait_for(lambda: any(row.startswith("› 2. green") for row in app.display()))
+    app.wait_for(lambda: any(row.startswith("> 2. green") for row in app.display()))
     app.send("\r")
     app.wait_for("noted", 30)
+    assert "✓ 2. green" in app.text()  # render_result, in the conversation
     results = [e for e in session_lines(tmp_path) if e.get("message", {}).get("role") == "toolResult"]
-    assert "User selected: green" in str(results[-1]["message"]["content"])
+    assert "User selected: 2. green" in str(results[-1]["message"]["content"])
+    app.type("again")
+    app.wait_for(lambda: any(row.startswith("  4. Type something.") for row in app.display()))
+    for _ in range(3):
+        app.send("\x1b[B")
+    app.wait_for(lambda: any(row.startswith("> 4. Type something.") for row in app.display()))
+    app.send("\r")
+    app.wait_for("Your answer:")  # the inline editor (pi_core.tui.Editor)
+    app.send("purple")
+    app.wait_for(lambda: any("purple" in row for row in app.display()))
+    app.send("\x1b")  # back to the options, the text dropped
+    app.wait_for(lambda: "Your answer:" not in "\n".join(app.display()))
+    app.send("\r")
+    app.wait_for("Your answer:")
+    app.send("teal, please")
+    app.send("\r")
+    app.wait_for("written", 30)
+    assert "✓ (wrote) teal, please" in app.text()
+    results = [e for e in session_lines(tmp_path) if e.get("message", {}).get("role") == "toolResult"]
+    assert "User wrote: teal, please" in str(results[-1]["message"]["content"])
     quit_app(app)
 
 

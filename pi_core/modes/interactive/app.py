@@ -81,6 +81,7 @@ class _EarlyHost:
         self.statuses: dict[str, str] = {}
         self.widgets: dict[str, tuple[list[str] | None, str]] = {}
         self.draft = ""
+        self.theme: Any = None  # ctx.ui.set_theme before the terminal is up (a plugin's session_start)
 
     async def exclusive(self, run: Callable[[], Awaitable[T]]) -> T:
         return await run()
@@ -95,6 +96,10 @@ class _EarlyHost:
             self.statuses[key] = text
 
     def set_title(self, title: str) -> None:
+        return None
+
+    def switch_theme(self, theme: Any) -> str | None:
+        self.theme = theme
         return None
 
     def set_widget(self, key: str, lines: list[str] | None, placement: str) -> None:
@@ -169,7 +174,12 @@ class InteractiveApp:
 
         self.layer = Layer(self)  # plugins' custom() components and overlays
         self.renderer.hide_thinking = self._setting("hideThinkingBlock", False) is True
+        self._early_theme: Any = None
         self.ui = self._adopt_ui()
+        if self._early_theme is not None:  # a plugin's set_theme before the terminal was up
+            problem = self.switch_theme(self._early_theme)
+            if problem:
+                self.renderer.notice(f"theme: {problem}", "warning")
         self.components_changed("all")  # what plugins set before the terminal was up
         self.renderer.lookup_message = lambda custom_type: self.session.ctx._renderers.messages.get(custom_type)
         self.renderer.lookup_entry = lambda custom_type: self.session.ctx._renderers.entries.get(custom_type)
@@ -195,6 +205,7 @@ class InteractiveApp:
                 self._draft = early.draft
                 for message, level in early.notices:
                     self.renderer.notice(message, level)
+                self._early_theme = early.theme
             return current
         ui = InteractiveUI(self, dialogs)
         self.session.ctx.ui = ui

@@ -593,6 +593,8 @@ def sequence_length(text: str) -> int | None:
     if second == "\x1b":
         inner = sequence_length(text[1:])
         return None if inner is None else inner + 1
+    if second < " " and second not in "\r\x08":  # Esc, then another key typed quickly (Esc, Ctrl+D)
+        return 1
     return 2
 
 
