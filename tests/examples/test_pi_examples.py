@@ -816,14 +816,6 @@ def test_plan_mode_starts_from_the_flag_and_resumes_from_the_session(
     assert sum("[PLAN MODE ACTIVE]" in t for t in user_texts(resumed)) == 2
 
 
-def git(cwd: Path, *args: str) -> str:
-    import subprocess
-
-    done = subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=cwd,
-                          capture_output=True, text=True, check=True)
-    return done.stdout
-
-
 def test_git_checkpoint_restores_the_code_when_forking_back(
         fake_provider_server: FakeProviderServer, pi_project: Path) -> None:
     git(pi_project, "init", "-q")
