@@ -204,7 +204,8 @@ def before_agent_start(event: BeforeAgentStartEvent, ctx: ExtensionContext) -> A
 @hookimpl
 async def session_start(event: Any, ctx: ExtensionContext) -> None:
     State.presets = load_presets(ctx.cwd)
-    ctx.register_shortcut("ctrl+shift+u", cycle, description="Cycle presets")
+    if not any(s.key == "ctrl+shift+u" for s in ctx.get_shortcuts()):  # session_start comes again after /new
+        ctx.register_shortcut("ctrl+shift+u", cycle, description="Cycle presets")
     flag = ctx.get_flag("preset")
     if isinstance(flag, str) and flag:
         if flag in State.presets:

@@ -160,6 +160,24 @@ def test_a_plugin_shortcut_runs_its_handler_and_help_lists_it(running) -> None: 
     quit_app(app)
 
 
+def test_shortcut_clashes_are_reported_and_the_built_in_key_wins(running) -> None:  # noqa: F811
+    clashing = str(Path(__file__).resolve().parents[1] / "fixtures" / "interactive" / "clashing_shortcuts.py")
+    app = running(extensions=[clashing])
+    app.wait_for("shortcut alt+z registered again; the later one is used")
+    app.type("warm up")  # the shortcuts are bound with the editor; the notices come once
+    app.wait_for("echo: warm up", 30)
+    app.wait_for("shortcut Ctrl+L is the built-in 'app.model.select'; the plugin's is not bound")
+    app.send("\x1bz")  # Alt+Z: the later registration runs
+    app.wait_for("second alt+z")
+    assert "first alt+z" not in app.text()
+    app.send("\x0c")  # Ctrl+L: pi's model selector, not the plugin's handler
+    app.wait_for("Model")
+    app.send("\x1b")
+    app.wait_for(lambda: "thinking" in app.display()[-1])
+    assert "plugin's ctrl+l ran" not in app.text()
+    quit_app(app)
+
+
 def test_message_renderer_draws_custom_messages(running) -> None:  # noqa: F811
     app = running(**with_examples("message_renderer"))
     app.type("/status-report deploy finished")
