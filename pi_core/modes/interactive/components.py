@@ -39,6 +39,12 @@ class TuiHandle:
     def columns(self) -> int:
         return self._columns()
 
+    @property
+    def rows(self) -> int:
+        import shutil
+
+        return shutil.get_terminal_size((80, 24)).lines
+
 
 class FooterData:
     """The ``footer_data`` argument of ``set_footer`` factories (pi's ``FooterDataProvider``)."""
