@@ -64,6 +64,8 @@ def render_session_html(header: dict[str, Any], entries: list[dict[str, Any]], b
                         tools: list[Any] | None = None) -> str:
     """The page for a session: ``entries`` are all of its entries, ``branch`` the active path."""
     results = {_s(e["message"].get("toolCallId")): e["message"] for e in branch if _role(e) == "toolResult"}
+    # Entries are the stored dicts, as another program may have written them: every field is checked
+    # for its type before use (a wrong one shows as nothing, never an error).
     shown_results: set[str] = set()
     body = [_header(header, entries, branch, name)]
     if system_prompt or tools:
@@ -95,8 +97,8 @@ def _header(header: dict[str, Any], entries: list[dict[str, Any]], branch: list[
 
 
 def _leaf_count(entries: list[dict[str, Any]]) -> int:
-    parents = {e.get("parentId") for e in entries}
-    return sum(1 for e in entries if e.get("id") not in parents)
+    parents = {p for e in entries if isinstance(p := e.get("parentId"), str)}
+    return sum(1 for e in entries if isinstance(e.get("id"), str) and e["id"] not in parents)
 
 
 def _system_block(system_prompt: str | None, tools: list[Any] | None) -> str:
@@ -122,7 +124,7 @@ def _footer() -> str:
 def _entry(entry: dict[str, Any], results: dict[str, dict[str, Any]], shown: set[str]) -> str:
     kind = entry.get("type")
     if kind == "message":
-        return _message(entry.get("message") or {}, results, shown)
+        return _message(_d(entry.get("message")), results, shown)
     if kind == "custom_message" and entry.get("display", True):
         return _card("custom", _e(entry.get("customType") or "message"), _content(entry.get("content")))
     if kind == "compaction":
@@ -158,7 +160,7 @@ def _message(message: dict[str, Any], results: dict[str, dict[str, Any]], shown:
 
 def _assistant(message: dict[str, Any], results: dict[str, dict[str, Any]], shown: set[str]) -> str:
     parts = []
-    for block in message.get("content") or []:
+    for block in _l(message.get("content")):
         kind = block.get("type") if isinstance(block, dict) else None
         if kind == "text":
             parts.append(_text(block.get("text")))
@@ -204,7 +206,7 @@ def _bash(message: dict[str, Any]) -> str:
 
 
 def _system_message(message: dict[str, Any]) -> str:
-    sections = message.get("sections") or {}
+    sections = _d(message.get("sections"))
     text = message.get("content") if isinstance(message.get("content"), str) else ""
     parts = [f"<h3>{_e(key)}</h3><pre>{_e(value)}</pre>" for key, value in sections.items()]
     if text:
@@ -218,7 +220,7 @@ def _content(content: Any) -> str:
     if isinstance(content, str):
         return _text(content)
     parts = []
-    for block in content or []:
+    for block in _l(content):
         if not isinstance(block, dict):
             continue
         if block.get("type") == "text":
@@ -264,10 +266,10 @@ def _note(text: str) -> str:
 
 
 def _usage_line(message: dict[str, Any]) -> str:
-    usage = message.get("usage") or {}
+    usage = _d(message.get("usage"))
     if not usage:
         return ""
-    cost = (usage.get("cost") or {}).get("total")
+    cost = _d(usage.get("cost")).get("total")
     line = f"{usage.get('input', 0)} in · {usage.get('output', 0)} out"
     return line + (f" · ${cost:.4f}" if isinstance(cost, (int, float)) and cost else "")
 
@@ -283,12 +285,20 @@ def _argument_hint(arguments: Any) -> str:
 
 
 def _short(result: dict[str, Any]) -> bool:
-    text = "".join(b.get("text", "") for b in result.get("content") or [] if isinstance(b, dict))
+    text = "".join(b["text"] for b in _l(result.get("content")) if isinstance(b, dict) and isinstance(b.get("text"), str))
     return text.count("\n") < OPEN_LINES
 
 
 def _role(entry: dict[str, Any]) -> Any:
-    return (entry.get("message") or {}).get("role") if entry.get("type") == "message" else None
+    return _d(entry.get("message")).get("role") if entry.get("type") == "message" else None
+
+
+def _d(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _l(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def _s(value: Any) -> str:

@@ -43,6 +43,7 @@ from ..events import (
 )
 from ..extensions.context import UI, CommandContext, ExtensionContext
 from ..extensions.results import ContextUsage
+from ..session.raw import raw_message, raw_text
 from .bridge import PluginBridge
 from .compaction import CompactionResult, Compactor
 from .loader import ResourceLoader
@@ -582,14 +583,15 @@ class AgentSession:
                 return True, ""
             await self._branch_into_new_file(entry_id, "fork")
             return False, ""
-        message = (entry or {}).get("message") or {}
+        message = raw_message(entry)
         if entry is None or message.get("role") != "user":
             raise ValueError(f"entry {entry_id!r} is not a user message of this session")
         self.require_idle("fork")
         if await self._vetoed_fork(entry_id, "before"):
             return True, ""
-        text = _message_text(message)
-        await self._branch_into_new_file(entry.get("parentId"), "fork")
+        text = raw_text(message.get("content"))
+        path = self.session.get_raw_branch(entry_id)  # its parent as the tree links it (not a raw parentId)
+        await self._branch_into_new_file(path[-2]["id"] if len(path) > 1 else None, "fork")
         return False, text
 
     async def clone(self) -> bool:
@@ -636,8 +638,8 @@ class AgentSession:
     def get_fork_messages(self) -> list[ForkPoint]:
         """The user messages :meth:`fork` accepts, of every branch in file order (pi's rule: one without
         text, an image alone, is left out)."""
-        points = [ForkPoint(e["id"], _message_text(e["message"])) for e in self.session.raw_entries()
-                  if e.get("type") == "message" and (e.get("message") or {}).get("role") == "user"]
+        points = [ForkPoint(e["id"], raw_text(raw_message(e).get("content"))) for e in self.session.raw_entries()
+                  if raw_message(e).get("role") == "user" and isinstance(e.get("id"), str)]
         return [point for point in points if point.text]
 
     # -- user shell commands (RPC `bash`, interactive `!cmd`) -----------------------------------
@@ -1255,13 +1257,6 @@ def _text_of(message: Any) -> str:
     if isinstance(content, str):
         return content
     return "".join(getattr(b, "text", "") for b in content)
-
-
-def _message_text(message: dict[str, Any]) -> str:
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    return "".join(b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text")
 
 
 __all__ = ["AgentSession", "ForkPoint", "SessionBusyError", "UnknownCommandError"]

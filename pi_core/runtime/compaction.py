@@ -61,6 +61,7 @@ from ..session.compaction import (
     with_file_lists,
 )
 from ..session.ids import iso_to_ms
+from ..session.raw import raw_text
 from .events import (
     CompactionEndEvent,
     CompactionStartEvent,
@@ -673,9 +674,7 @@ def _new_position(target: dict[str, Any]) -> tuple[str | None, str | None]:
 
 
 def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    return "".join(b.get("text") or "" for b in content or [] if isinstance(b, dict) and b.get("type") == "text")
+    return raw_text(content)
 
 
 def _branch_reserve(host: CompactionHost) -> int:

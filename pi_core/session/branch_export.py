@@ -7,12 +7,12 @@ other branches are left out, so the copy is a straight line. ``/import`` (or ``p
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from .entries import CURRENT_SESSION_VERSION
+from .jsonfmt import dumps
 
 
 def serialize_branch(manager: Any) -> str:
@@ -26,7 +26,7 @@ def serialize_branch(manager: Any) -> str:
     for entry in manager.get_raw_branch():
         lines.append({**entry, "parentId": parent})
         parent = entry.get("id", parent)
-    return "".join(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n" for line in lines)
+    return "".join(dumps(line) + "\n" for line in lines)  # as pi writes lines (a non-finite number: null)
 
 
 def export_branch_jsonl(manager: Any, target: Path | str) -> Path:

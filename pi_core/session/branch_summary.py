@@ -19,6 +19,7 @@ from .compaction import (
     with_file_lists,
 )
 from .projection import apply_edit
+from .raw import raw_dict, raw_list
 
 Raw = dict[str, Any]
 
@@ -82,7 +83,7 @@ def branch_messages(entry: Raw, edit: Raw | None = None) -> list[Raw]:
     """What one abandoned entry says; a context edit among the abandoned entries applies (pi 1.6)."""
     kind = entry.get("type")
     if kind == "message":
-        message = entry.get("message") or {}
+        message = raw_dict(entry.get("message"))
         messages = [message] if message.get("role") not in ("toolResult", "system", None) else []
     elif kind == "custom_message":
         messages = [{"role": "custom", "customType": entry.get("customType"), "content": entry.get("content") or ""}]
@@ -104,9 +105,10 @@ def select_messages(entries: list[Raw], token_budget: int) -> tuple[list[Raw], F
     for entry in entries:
         details = entry.get("details")
         if entry.get("type") == "branch_summary" and not entry.get("fromHook") and isinstance(details, dict):
-            ops.read.update(p for p in details.get("readFiles") or [] if isinstance(p, str))
-            ops.edited.update(p for p in details.get("modifiedFiles") or [] if isinstance(p, str))
-    edits = {e.get("targetId"): e for e in entries if e.get("type") == "context_edit"}
+            ops.read.update(p for p in raw_list(details.get("readFiles")) if isinstance(p, str))
+            ops.edited.update(p for p in raw_list(details.get("modifiedFiles")) if isinstance(p, str))
+    edits = {e["targetId"]: e for e in entries
+             if e.get("type") == "context_edit" and isinstance(e.get("targetId"), str)}
     newest_first: list[Raw] = []
     total = 0
     for entry in reversed(entries):

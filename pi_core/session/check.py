@@ -17,6 +17,7 @@ from typing import Any
 
 from .entries import _session_entry
 from .jsonfmt import dumps_line, loads
+from .manager import header_problems
 from .messages import agent_message
 from .migrate import needs_migration
 from .scan import _BOM, Scan, scan_session_file
@@ -80,6 +81,8 @@ def _check_header(scan: Scan, check: SessionCheck) -> None:
         return
     if not isinstance(header.get("id"), str):
         check.problems.append(SessionProblem(1, "the header's id is not a string (pi refuses to open it)"))
+    for problem in header_problems(header):
+        check.problems.append(SessionProblem(1, problem))
     if needs_migration(header):
         check.notes.append(f"version {header.get('version')!r}: migrated to version 3 when next opened "
                            "for writing (a backup is kept)")
@@ -108,10 +111,44 @@ def _check_entries(scan: Scan, check: SessionCheck) -> None:
                                                        "when read"))
     for at in range(len(scan)):
         parent = scan.parent_ids[at]
-        if isinstance(scan.ids[at], str) and parent is not None and parent not in seen \
-                and parent not in scan.broken:
+        if not isinstance(scan.ids[at], str) or parent is None:
+            continue
+        if not isinstance(parent, str):
+            check.problems.append(SessionProblem(lines[at], f"entry {scan.ids[at]}'s parentId is not a string: "
+                                                            "it starts a tree of its own"))
+        elif parent not in seen and parent not in scan.broken:
             check.problems.append(SessionProblem(lines[at], f"entry {scan.ids[at]} names parent {parent!r}, "
                                                             "which is not in the file: it starts a tree of its own"))
+    for at, cycle in _cycles(scan):
+        check.problems.append(SessionProblem(lines[at], f"entry {scan.ids[at]} is its own ancestor (parents "
+                                                        f"{' -> '.join(cycle)}): the path to the root stops there"))
+
+
+def _cycles(scan: Scan) -> list[tuple[int, list[str]]]:
+    """Loops of parents, each once (at the first of its entries in the file)."""
+    parent_of: dict[str, Any] = {}
+    position: dict[str, int] = {}
+    for at in range(len(scan)):
+        entry_id = scan.ids[at]
+        if isinstance(entry_id, str):
+            parent_of[entry_id] = scan.parent_ids[at]  # a repeated id: the later entry wins
+            position.setdefault(entry_id, at)
+    state: dict[str, int] = {}  # 1: on the walk in progress, 2: done
+    found = []
+    for start in parent_of:
+        walk: list[str] = []
+        node: Any = start
+        while isinstance(node, str) and node in parent_of and node not in state:
+            state[node] = 1
+            walk.append(node)
+            node = parent_of[node]
+        if isinstance(node, str) and state.get(node) == 1:
+            loop = walk[walk.index(node):]
+            first = min(loop, key=position.__getitem__)
+            found.append((position[first], [*loop, node]))
+        for visited in walk:
+            state[visited] = 2
+    return sorted(found)
 
 
 def _line_numbers(scan: Scan) -> list[int]:

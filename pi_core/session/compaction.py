@@ -26,6 +26,7 @@ from typing import Any
 from ..ai.types import Context, UserMessage
 from .messages import convert_to_llm
 from .projection import apply_edit, current_system_message, entry_messages
+from .raw import raw_dict, raw_list, raw_text
 
 Raw = dict[str, Any]
 
@@ -116,7 +117,8 @@ def estimate_tokens(message: Raw) -> int:
     if role in ("user", "custom", "toolResult", "system"):
         chars = _content_chars(message.get("content"))
         if role == "system":
-            chars += sum(js_len(v) for v in (message.get("sections") or {}).values() if isinstance(v, str) and v)
+            sections = message.get("sections")
+            chars += sum(js_len(v) for v in sections.values()) if sections.__class__ is dict else 0
             if message.get("toolsAdded"):
                 chars += js_len(js_json(message["toolsAdded"]))
     elif role == "assistant":
@@ -149,11 +151,26 @@ def _content_chars(content: Any) -> int:
     return chars
 
 
+def _field(record: Raw, key: str = "role") -> str | None:
+    """``record[key]`` if it is text (a stored value of another type matches nothing)."""
+    value = record.get(key)
+    return value if value.__class__ is str else None
+
+
 def usage_tokens(message: Raw) -> int:
-    """Context tokens a successful answer reports (``totalTokens``, else the sum of the parts)."""
-    usage = message.get("usage") or {}
-    return int(usage.get("totalTokens") or sum(int(usage.get(k) or 0) for k in
-                                               ("input", "output", "cacheRead", "cacheWrite")))
+    """Context tokens a successful answer reports (``totalTokens``, else the sum of the parts).
+
+    A ``usage`` that is not an object, or a count that is not a finite number (a file another program
+    wrote), counts 0, as pi's arithmetic on it gives ``NaN``, which is never over a threshold."""
+    usage = message.get("usage")
+    if usage.__class__ is not dict:
+        return 0
+    return int(_count(usage.get("totalTokens")) or sum(_count(usage.get(k)) for k in
+                                                       ("input", "output", "cacheRead", "cacheWrite")))
+
+
+def _count(value: Any) -> float:
+    return value if (value.__class__ is int or value.__class__ is float) and math.isfinite(value) else 0
 
 
 def last_usage_index(messages: list[Raw]) -> int | None:
@@ -221,7 +238,7 @@ class _Item:
         return self.tokens
 
     def has(self, roles: frozenset[str]) -> bool:
-        return not self.barrier and any(m.get("role") in roles for m in self.messages)
+        return not self.barrier and any(_field(m) in roles for m in self.messages)
 
 
 def window_entries(path: list[Raw]) -> tuple[list[Raw], Raw | None]:
@@ -243,7 +260,7 @@ def _is_system_entry(entry: Raw) -> bool:
 
 
 def _items(entries: list[Raw]) -> list[_Item]:
-    edits = {e.get("targetId"): e for e in entries if e.get("type") == "context_edit"}
+    edits = {e["targetId"]: e for e in entries if e.get("type") == "context_edit" and _field(e, "targetId")}
     items = []
     for entry in entries:
         kind = entry.get("type")
@@ -251,7 +268,7 @@ def _items(entries: list[Raw]) -> list[_Item]:
             items.append(_Item(entry, [], False, barrier=True))
             continue
         message = entry.get("message") if kind == "message" else None
-        if message.__class__ is dict and message.get("role") in _PLAIN_ROLES and message.get("content") is not None:
+        if message.__class__ is dict and _field(message) in _PLAIN_ROLES and message.get("content") is not None:
             messages = [message]  # the common case, without the general conversion
         else:
             messages = entry_messages(entry)
@@ -343,10 +360,10 @@ def _find_cut(items: list[_Item], keep_recent: int) -> int | None:
 def _is_recovery_suffix(suffix: list[_Item]) -> bool:
     """After the cut only a hidden failed answer and its edits: the cut's input was never answered."""
     omitted = {item.entry.get("id") for item in suffix if item.visible and not item.messages}
-    hidden_answer = any(item.entry.get("type") == "message" and (item.entry.get("message") or {}).get("role")
+    hidden_answer = any(item.entry.get("type") == "message" and raw_dict(item.entry.get("message")).get("role")
                         == "assistant" and item.entry.get("id") in omitted for item in suffix)
     foreign_edit = any(item.entry.get("type") == "context_edit" and item.entry.get("replacement") is not None
-                       and item.entry.get("targetId") not in omitted for item in suffix)
+                       and _field(item.entry, "targetId") not in omitted for item in suffix)
     silent = all(not item.barrier and (not item.visible or item.entry.get("id") in omitted) for item in suffix)
     return hidden_answer and not foreign_edit and silent
 
@@ -375,10 +392,9 @@ def _turn_start(items: list[_Item], cut: int) -> int | None:
 def _seed_file_ops(previous: Raw | None) -> FileOps:
     ops = FileOps()
     if previous is not None and not previous.get("fromHook"):
-        details = previous.get("details") or {}
-        if isinstance(details, dict):
-            ops.read.update(p for p in details.get("readFiles") or [] if isinstance(p, str))
-            ops.edited.update(p for p in details.get("modifiedFiles") or [] if isinstance(p, str))
+        details = raw_dict(previous.get("details"))
+        ops.read.update(p for p in raw_list(details.get("readFiles")) if isinstance(p, str))
+        ops.edited.update(p for p in raw_list(details.get("modifiedFiles")) if isinstance(p, str))
     return ops
 
 
@@ -387,11 +403,11 @@ def collect_file_ops(message: Raw, ops: FileOps) -> None:
     role = message.get("role")
     if role == "toolResult":
         nested = message.get("nestedCalls")
-        for call in (nested.get("calls") or []) if isinstance(nested, dict) else []:
+        for call in raw_list(raw_dict(nested).get("calls")):
             if isinstance(call, dict):
                 ops.add(call.get("name"), call.get("arguments"))
     elif role == "assistant":
-        for block in message.get("content") or []:
+        for block in raw_list(message.get("content")):
             if isinstance(block, dict) and block.get("type") == "toolCall":
                 ops.add(block.get("name"), block.get("arguments"))
 
@@ -447,10 +463,10 @@ def _blocks_of(message: Raw, blocks: list[str]) -> None:
         if text:
             blocks.append(f"[User]: {text}")
     elif role == "assistant":
-        parts = [b for b in content or [] if isinstance(b, dict)]
+        parts = [b for b in raw_list(content) if isinstance(b, dict)]
         if any(b.get("type") == "text" for b in parts):
             blocks.append("[Assistant]: " + _text(parts, "\n"))
-        calls = [f"{b.get('name')}({', '.join(f'{k}={js_json(v)}' for k, v in (b.get('arguments') or {}).items())})"
+        calls = [f"{b.get('name')}({', '.join(f'{k}={js_json(v)}' for k, v in raw_dict(b.get('arguments')).items())})"
                  for b in parts if b.get("type") == "toolCall"]
         if calls:
             blocks.append("[Assistant tool calls]: " + "; ".join(calls))
@@ -461,10 +477,7 @@ def _blocks_of(message: Raw, blocks: list[str]) -> None:
 
 
 def _text(content: Any, separator: str) -> str:
-    if isinstance(content, str):
-        return content
-    return separator.join(b.get("text") or "" for b in content or []
-                          if isinstance(b, dict) and b.get("type") == "text")
+    return raw_text(content, separator)
 
 
 def _truncate(text: str, limit: int) -> str:

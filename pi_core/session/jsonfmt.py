@@ -149,7 +149,13 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-_decoder = json.JSONDecoder(parse_constant=_reject_constant)
+def _js_int(text: str) -> int | float:
+    """An integer literal; one past Python's digit limit (4300) is what ``JSON.parse`` makes of it, a
+    double (``Infinity`` from 309 digits on), instead of a ``ValueError``."""
+    return int(text) if len(text) <= 4300 else float(text)
+
+
+_decoder = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_js_int)
 _fast: Any = None
 
 
@@ -165,7 +171,8 @@ def loads(text: str | bytes) -> Any:
     """Parse one JSON text as ``JSON.parse`` would (no NaN/Infinity; invalid UTF-8 becomes U+FFFD).
 
     msgspec parses it; what msgspec refuses but ``JSON.parse`` accepts (lone surrogate escapes, numbers
-    beyond a double, invalid UTF-8) is parsed again by the standard library. A value nested too deeply
+    beyond a double, integers of thousands of digits, invalid UTF-8) is parsed again by the standard
+    library (an integer beyond Python's 4300-digit limit becomes a float, as in JavaScript). A value nested too deeply
     for either raises ``ValueError``, like any other text that is not JSON.
     """
     try:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .ids import iso_to_ms
+from .raw import raw_text
 from .jsonfmt import loads
 from .store import read_session_file
 
@@ -107,13 +108,7 @@ def _lines_within(head: bytes, handle: Any) -> Any:
 
 
 def _message_text(message: dict[str, Any]) -> str:
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return " ".join(b.get("text", "") for b in content
-                        if isinstance(b, dict) and b.get("type") == "text")
-    return ""
+    return raw_text(message.get("content"), " ")
 
 
 def _activity_ms(record: dict[str, Any]) -> int | None:
@@ -121,7 +116,7 @@ def _activity_ms(record: dict[str, Any]) -> int | None:
     if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
         return None
     stamp = message.get("timestamp")
-    if isinstance(stamp, (int, float)) and not isinstance(stamp, bool):
+    if isinstance(stamp, (int, float)) and not isinstance(stamp, bool) and abs(stamp) < 1e15:  # finite, a date
         return int(stamp)
     return iso_to_ms(record.get("timestamp"))
 
@@ -178,16 +173,22 @@ def _info_from_buffer(path: Path, buf: Any, header: dict[str, Any], mtime: float
     return _make_info(path, header, activity, count, _first_user_text(buf), _last_name(buf), mtime)
 
 
+def _date(ms: int | None) -> datetime | None:
+    """The time ``ms`` milliseconds after the epoch; None for none, 0, or one no date can hold."""
+    if not ms:
+        return None if ms is None else datetime.fromtimestamp(0, tz=timezone.utc)
+    try:
+        return datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+    except (OverflowError, ValueError, OSError):
+        return None
+
+
 def _make_info(path: Path, header: dict[str, Any], activity: int | None, count: int, first: str,
                name: str | None, mtime: float) -> SessionInfo:
     created_ms = iso_to_ms(header.get("timestamp"))
-    if activity:
-        modified = datetime.fromtimestamp(activity / 1000, tz=timezone.utc)
-    elif created_ms is not None:
-        modified = datetime.fromtimestamp(created_ms / 1000, tz=timezone.utc)
-    else:
-        modified = datetime.fromtimestamp(mtime, tz=timezone.utc)
-    created = datetime.fromtimestamp((created_ms or 0) / 1000, tz=timezone.utc)
+    created = _date(created_ms) or _date(0)
+    modified = (_date(activity) if activity else None) or _date(created_ms) or \
+        datetime.fromtimestamp(mtime, tz=timezone.utc)
     cwd = header.get("cwd")
     parent = header.get("parentSession")
     return SessionInfo(path=path, id=header["id"], cwd=cwd if isinstance(cwd, str) else "",
@@ -231,7 +232,7 @@ def session_info(path: Path) -> SessionInfo | None:
                 return _info_from_buffer(path, handle.read(), header, stat.st_mtime)
             with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as buf:
                 return _info_from_buffer(path, buf, header, stat.st_mtime)
-    except (OSError, ValueError):
+    except (OSError, ValueError, OverflowError):  # unreadable, or a time no date can hold
         return None
 
 

@@ -137,7 +137,8 @@ class SessionManager:
         """
         file = expand_path(path)
         header = listing.read_header(file) if file.exists() else None
-        cwd = cwd_override or (header or {}).get("cwd") or os.getcwd()
+        stored = (header or {}).get("cwd")
+        cwd = cwd_override or (stored if isinstance(stored, str) else None) or os.getcwd()
         directory = expand_path(session_dir) if session_dir else file.parent
         manager = cls(expand_path(cwd), directory, persist=True, read_only=read_only, fsync=fsync)
         manager._open_file(file)
@@ -293,6 +294,9 @@ class SessionManager:
             self._start_in_empty_file(path, scan)
             return
         header = _header_of(path, scan)  # not a session: raise before touching the file
+        for problem in header_problems(header):
+            self.diagnostics.append(Diagnostic("invalid_header", f"line 1: {problem}", line=1))
+            log.warning("pi: session %s: line 1: %s", path, problem)
         migrating = needs_migration(header)
         backup = backup_file(path) if migrating and not self._read_only else None  # before any change
         if not self._read_only:
@@ -681,7 +685,9 @@ class SessionManager:
         return [e for e in self._tree.records if e.get("type") != "session"]
 
     def get_header(self) -> SessionHeader:
-        return header_from_json(self._header)
+        """The header, typed; a field of the wrong type in the file (reported when it was opened) reads
+        as this session's value for it (``cwd``, ``timestamp``) or as absent."""
+        return header_from_json(_typed_header(self._header, self._cwd))
 
     def get_tree(self) -> builtins.list[SessionTreeNode]:
         """Roots of the tree (several after :meth:`reset_leaf`; orphans count as roots)."""
@@ -842,6 +848,50 @@ def _header_of(path: Path, scan: Scan) -> Raw:
     if header is None or not isinstance(header.get("id"), str):
         raise InvalidSessionError(path, "the first record is not a session header")
     return header
+
+
+_HEADER_TEXT = ("cwd", "timestamp", "parentSession")
+
+
+def header_problems(header: Raw) -> builtins.list[str]:
+    """What is wrong with a session header's fields that a reader can work around (the ``id`` is checked
+    apart: without it the file is refused). The file is never changed for these."""
+    problems = []
+    for key in _HEADER_TEXT:
+        value = header.get(key)
+        if value is not None and not isinstance(value, str):
+            use = {"cwd": "the session runs in the directory pi was started in",
+                   "timestamp": "the session's creation time is unknown"}.get(key, "it is ignored")
+            problems.append(f"the header's {key} is {_kind(value)}, not a string; {use}")
+    version = header.get("version")
+    if version is not None and not isinstance(version, (int, float, str)):
+        problems.append(f"the header's version is {_kind(version)}; the file is read as version 3 and not "
+                        "migrated")
+    return problems
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool) or value is None:
+        return "true" if value is True else "false" if value is False else "null"
+    return {int: "a number", float: "a number", list: "a list", dict: "an object"}.get(type(value), "not text")
+
+
+def _typed_header(header: Raw, cwd: Path) -> Raw:
+    """``header`` with the fields :func:`header_problems` names replaced or dropped, for the typed view."""
+    fixed = dict(header)
+    if "cwd" in fixed and not isinstance(fixed["cwd"], str):
+        fixed["cwd"] = str(cwd)
+    if not isinstance(fixed.get("timestamp"), str):
+        fixed["timestamp"] = "1970-01-01T00:00:00.000Z"
+    if fixed.get("parentSession") is not None and not isinstance(fixed["parentSession"], str):
+        del fixed["parentSession"]
+    version = fixed.get("version")
+    if version is not None and (version.__class__ is not int):
+        try:
+            fixed["version"] = int(float(version)) if isinstance(version, (str, float)) else CURRENT_SESSION_VERSION
+        except (ValueError, OverflowError):
+            fixed["version"] = CURRENT_SESSION_VERSION
+    return fixed
 
 
 def _split(path: Path, result: LoadResult) -> tuple[Raw, list[Raw]]:

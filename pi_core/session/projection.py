@@ -384,7 +384,7 @@ def _message_of(entry: Raw) -> list[Raw]:
     if message.__class__ is not dict:
         return []
     role = message.get("role")
-    if role not in KNOWN_ROLES:
+    if role.__class__ is not str or role not in KNOWN_ROLES:
         return []  # pi passes these on and convertToLlm drops them; the model input is the same
     if message.get("content") is None:
         if role == "system":
@@ -418,7 +418,7 @@ def apply_edit(messages: list[Raw], edit: Raw) -> list[Raw]:
     out = []
     for message in messages:
         role = message.get("role")
-        if role in _EDITABLE_ROLES:
+        if role.__class__ is str and role in _EDITABLE_ROLES:
             new = [{"type": "text", "text": content}] if (
                 role in _BLOCK_ROLES and isinstance(content, str)) else content
             message = {**message, "content": new}
@@ -434,8 +434,8 @@ def project(tree: TreeIndex, path: list[int]) -> SessionContext:
     kinds, entries, ids = tree.kinds, tree.entries, tree.ids
     edits: dict[Any, Raw] = {}
     for at in window:
-        if kinds[at] == CONTEXT_EDIT:
-            edits[entries[at].get("targetId")] = entries[at]
+        if kinds[at] == CONTEXT_EDIT and entries[at].get("targetId").__class__ is str:
+            edits[entries[at]["targetId"]] = entries[at]
     raw: list[Any] = []
     sources: list[str | None] = []
     add_message, add_source = raw.append, sources.append

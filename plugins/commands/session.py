@@ -126,11 +126,12 @@ def fork_points(ctx: CommandContext) -> list[ForkPoint]:
     """The user messages of the active branch, oldest first."""
     points = []
     for entry in ctx.session.get_raw_branch():
-        message = entry.get("message") or {} if entry.get("type") == "message" else {}
-        if message.get("role") == "user":
-            content = message.get("content")
+        message = entry.get("message") if entry.get("type") == "message" else None
+        if isinstance(message, dict) and message.get("role") == "user" and isinstance(entry.get("id"), str):
+            content = message.get("content")  # as stored: another program may have written anything here
             text = content if isinstance(content, str) else "".join(
-                b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text")
+                b["text"] for b in (content if isinstance(content, list) else [])
+                if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str))
             points.append(ForkPoint(entry["id"], text))
     return points
 

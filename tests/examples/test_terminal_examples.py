@@ -82,3 +82,18 @@ def test_terminal_commands_over_rpc_refuse_or_say_what_is_missing(
     assert said["/qna"] == ["qna requires interactive mode"]
     assert said["/preset"][0].startswith("No presets defined. Add presets to ")
     assert said["/preset fast"] == ['Unknown preset "fast". Available: (none defined)']
+
+
+def test_terminal_examples_load_in_json_mode_and_over_rpc(
+        fake_provider_server: FakeProviderServer, run_pi: PiRunner, pi_project: Path) -> None:
+    fake_provider_server.script("hello back", "and again")
+    result = run_pi("--mode", "json", *extensions(*TERMINAL), "hi", timeout=TIMEOUT)
+    assert result.ok, str(result)
+    assert "failed" not in result.stderr.lower(), result.stderr
+    with RpcProcess(pi_project, scripted=False, extensions=tuple(EXAMPLES / f"{n}.py" for n in TERMINAL)) as pi:
+        _, seen = pi.call({"type": "prompt", "message": "/overlay-stack"})
+        said = [r["message"] for r in seen if r.get("type") == "extension_ui_request" and r.get("method") == "notify"]
+        seen = pi.prompt("hi")
+    assert said[-1] == "Closed in order: None, None, None"  # three overlays, none drawn: each answers None
+    assert not [r for r in seen if r.get("type") == "extension_ui_request" and r.get("method") == "notify"
+                and r.get("notifyType") == "error"]

@@ -12,45 +12,99 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pi_core import SessionError, SessionLockedError, SessionManager
+from pi_core.ai.faux import FauxProvider
 from pi_core.ai.types import TextContent, UserMessage
+from pi_core.export_html import export_manager_html, render_session_html
+from pi_core.modes.rpc.stats import session_stats
+from pi_core.sdk import SetupError, create_agent_session
+from pi_core.session.check import check_session_file
+from pi_core.session.compaction import estimate_context_tokens, estimate_projected_tokens
+from pi_core.session.listing import session_info
 
 REPO = Path(__file__).resolve().parents[2]
 RECORDED = sorted((REPO / "tests" / "fixtures" / "ai" / "pi-1.6.0").glob("*/session.jsonl"))
 sys.path.insert(0, str(REPO / "tests" / "cli"))
+sys.path.insert(0, str(REPO / "tests" / "rpc"))
 from fake_openai import FakeOpenAI, write_agent_dir  # noqa: E402
 
 
 def read_everything(path: Path, *, read_only: bool = True) -> SessionManager | None:
-    """Everything a caller may do with an opened session; None if it is refused (with a message)."""
+    """Everything a caller may do with an opened session, and what pi reads of it besides (estimates,
+    the HTML export, listings, ``pi session check``); None if it is refused (with a message)."""
     try:
         manager = SessionManager.open(path, read_only=read_only)
     except SessionError as exc:
-        assert str(path) in str(exc)
+        assert str(path) in str(exc) and "\n" not in str(exc)
         return None
     context = manager.build_session_context()
     list(context.messages)
     context.to_llm()
+    context.message_list()
+    manager.get_header()
     manager.get_tree()
     manager.get_entries()
+    manager.get_branch()
     for entry in manager.raw_entries():
         manager.get_label(entry.get("id"))
+    estimate_context_tokens(context.raw_messages)
+    estimate_projected_tokens(context.raw_messages, context.source_ids, manager.get_raw_branch())
+    render_session_html(manager.get_header().to_json(), manager.raw_entries(), manager.get_raw_branch())
+    session_info(path)
+    check_session_file(path)
     return manager
 
 
 DAMAGE = st.sampled_from(["flip", "cut_line", "drop_line", "duplicate_line", "garbage_line", "nest",
-                          "truncate", "swap_lines", "bom", "retype"])
+                          "truncate", "swap_lines", "bom", "retype", "retype_nested", "retype_field", "huge_int"])
+# Fields the readers of raw entries look into (estimates, exports, listings, fork lists, file tracking).
+FIELDS = [("message", "usage"), ("message", "usage", "totalTokens"), ("message", "usage", "cost"),
+          ("message", "content"), ("message", "content", 0), ("message", "content", 0, "text"),
+          ("message", "content", 0, "arguments"), ("message", "role"), ("message", "stopReason"),
+          ("message", "sections"), ("details",), ("details", "readFiles"), ("targetId",), ("cwd",),
+          ("summary",), ("firstKeptEntryId",), ("tokensBefore",), ("label",), ("name",)]
+HUGE_INT = "9" * 5000  # past Python's 4300-digit limit for int()
+# What a field may hold instead of what belongs there ("@HUGE@" becomes a 5000-digit integer).
+ODD_VALUES = st.one_of(st.integers(), st.none(), st.booleans(), st.floats(allow_nan=False, allow_infinity=False),
+                       st.text(max_size=5), st.lists(st.integers(), max_size=2), st.just({}), st.just("@HUGE@"),
+                       st.just([{"type": "text", "text": 5}]), st.just([{"type": "toolCall"}]),
+                       st.just({"role": "assistant", "content": 5, "stopReason": "??"}))
+
+
+def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every key path inside a record (for ``retype_nested``)."""
+    out = [prefix] if prefix else []
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, child in items:
+        out.extend(_paths(child, (*prefix, key)))
+    return out
+
+
+def _has(record: Any, path: tuple[Any, ...]) -> bool:
+    for key in path:
+        if isinstance(record, dict) and key in record or isinstance(record, list) and \
+                isinstance(key, int) and key < len(record):
+            record = record[key]
+        else:
+            return False
+    return isinstance(record, (dict, list))
+
+
+def _dump(record: Any) -> bytes:
+    return json.dumps(record, separators=(",", ":")).replace('"@HUGE@"', HUGE_INT).encode()
 
 
 def damage(data: bytes, how: str, draw: st.DataObject) -> bytes:
@@ -87,10 +141,45 @@ def damage(data: bytes, how: str, draw: st.DataObject) -> bytes:
             record = None
         if not isinstance(record, dict):
             return b"\n".join(lines)
-        key = draw.draw(st.sampled_from(["id", "parentId", "type", "message", "timestamp", "version"]))
-        record[key] = draw.draw(st.one_of(st.integers(), st.none(), st.lists(st.integers(), max_size=2),
-                                          st.just({"role": "assistant", "content": 5, "stopReason": "??"})))
-        lines[n] = json.dumps(record).encode()
+        key = draw.draw(st.sampled_from(["id", "parentId", "type", "message", "timestamp", "version", "cwd"]))
+        record[key] = draw.draw(ODD_VALUES)
+        lines[n] = _dump(record)
+    elif how == "retype_nested":  # message.usage, message.content[0].text, details.readFiles, ...
+        try:
+            record = json.loads(lines[n])
+        except (ValueError, RecursionError):
+            record = None
+        paths = _paths(record) if isinstance(record, dict) else []
+        if not paths:
+            return b"\n".join(lines)
+        *parents, last = draw.draw(st.sampled_from(paths))
+        target = record
+        for key in parents:
+            target = target[key]
+        target[last] = draw.draw(ODD_VALUES)
+        lines[n] = _dump(record)
+    elif how == "retype_field":  # one of FIELDS, on a line that has it (the last one, more often than not)
+        records = []
+        for at, line in enumerate(lines):
+            try:
+                records.append((at, json.loads(line)))
+            except (ValueError, RecursionError):
+                continue
+        field = draw.draw(st.sampled_from(FIELDS))
+        having = [(at, r) for at, r in records if _has(r, field[:-1])]
+        if not having:
+            return b"\n".join(lines)
+        at, record = having[-1] if draw.draw(st.booleans()) else draw.draw(st.sampled_from(having))
+        target = record
+        for key in field[:-1]:
+            target = target[key]
+        target[field[-1]] = draw.draw(ODD_VALUES)
+        lines[at] = _dump(record)
+    elif how == "huge_int":  # a number JSON.parse reads as Infinity and Python's int() refuses
+        at = lines[n].find(b'":', draw.draw(st.integers(0, max(0, len(lines[n]) - 1))))
+        if at < 0:
+            return b"\n".join(lines)
+        lines[n] = lines[n][:at + 2] + HUGE_INT.encode() + b',"was":' + lines[n][at + 2:]
     return b"\n".join(lines)
 
 
@@ -117,6 +206,86 @@ def test_random_damage_never_crashes_and_never_changes_the_file(tmp_path: Path, 
         manager.close()
         reopened = SessionManager.open(path, read_only=True)
         assert reopened.get_raw_entry(reopened.get_leaf_id())["message"]["content"][0]["text"] == "still works"
+
+
+def _file_kept(path: Path, data: bytes, tmp_path: Path) -> None:
+    """The bytes read are still there: unchanged and appended to, or migrated with a backup of them, or
+    with only a torn or unterminated last line repaired."""
+    after = path.read_bytes()
+    backups = list(tmp_path.glob(f"{path.name}.bak-*"))
+    if backups:
+        assert backups[0].read_bytes() == data
+    elif not after.startswith(data):
+        assert after.startswith(data[:data.rstrip(b"\n").rfind(b"\n") + 1])
+
+
+def _damaged_copy(tmp_path: Path, draw: st.DataObject, n: int) -> tuple[Path, bytes]:
+    source = draw.draw(st.sampled_from(RECORDED))
+    data = source.read_bytes().replace(b'"cwd":"/home/user/project"', b'"cwd":' + json.dumps(str(tmp_path)).encode(), 1)
+    for how in draw.draw(st.lists(DAMAGE, min_size=1, max_size=3)):
+        data = damage(data, how, draw)
+    path = tmp_path / f"fuzz-{time.monotonic_ns()}-{n}.jsonl"
+    path.write_bytes(data)
+    return path, data
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(draw=st.data())
+def test_random_damage_through_the_runtime(tmp_path: Path, draw: st.DataObject) -> None:
+    """What a run does with a damaged file: resume it, answer (compacting first: the window is small, so
+    the size estimates read every stored usage), list the fork points, count the statistics, export it,
+    fork it. Nothing raises but a clean refusal at the start, and the bytes read stay."""
+    path, data = _damaged_copy(tmp_path, draw, 0)
+    faux = FauxProvider(context_window=3000, max_tokens=500, responder=lambda *a: "an answer " * 30)
+
+    async def run() -> None:
+        try:
+            session = await create_agent_session(tmp_path, model=faux.model, plugins=[faux], session=str(path),
+                                                 agent_dir=tmp_path / "agent", discover_extensions=False)
+        except SetupError as exc:
+            assert "\n" not in str(exc)
+            return
+        try:
+            await session.prompt("go on")
+            points = session.get_fork_messages()
+            json.dumps(session_stats(session))
+            export_manager_html(session.session, tmp_path / "out.html")
+            if points:
+                await session.fork(points[0].entry_id)
+        finally:
+            await session.close()
+
+    asyncio.run(run())
+    _file_kept(path, data, tmp_path)
+
+
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(draw=st.data())
+def test_random_damage_through_pi_rpc(tmp_path: Path, draw: st.DataObject) -> None:
+    """``pi --mode rpc`` switched to damaged files one after the other: each is refused in one line (and
+    the session stays where it was) or read, answered in, forked from and exported; no traceback."""
+    from rpc_client import RpcProcess
+
+    files = [_damaged_copy(tmp_path, draw, n) for n in range(8)]
+    with RpcProcess(tmp_path, model=("faux", "echo"), scripted=False,
+                    env={"PI_CODING_AGENT_DIR": str(tmp_path / "agent")}) as pi:
+        for path, data in files:
+            before = pi.call({"type": "get_state"})[0]["data"].get("sessionFile")
+            switched, _ = pi.call({"type": "switch_session", "sessionPath": str(path)})
+            now = pi.call({"type": "get_state"})[0]["data"].get("sessionFile")
+            if not switched["success"]:  # one line naming the file (pi's missing-cwd message has three)
+                assert str(path) in switched["error"] and "Traceback" not in switched["error"], switched
+                assert now == before
+                continue
+            assert now == str(path)
+            pi.prompt("go on")
+            for command in ({"type": "get_fork_messages"}, {"type": "get_session_stats"}, {"type": "get_tree"},
+                            {"type": "export_html", "outputPath": str(tmp_path / "out.html")}):
+                assert pi.call(command)[0]["success"], command
+            _file_kept(path, data, tmp_path)
+        pi.close_stdin()
+        assert pi.wait(60) == 0
+    assert b"Traceback" not in pi.stderr, pi.stderr.decode()[-3000:]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -160,6 +329,23 @@ KINDS = {
 }
 
 
+_LAST_ANSWER = len(BASE.split(b"\n")) - 2  # the last line: the final answer, whose usage the next run reads
+_HUGE = b"9" * 5000  # past Python's 4300-digit limit for int(); JSON.parse makes Infinity of it
+
+# Damage the display and runtime paths read (estimates, exports, fork lists), each through every mode.
+READER_KINDS = {
+    "usage not an object": _edit(_LAST_ANSWER, {"message.usage": "x"}),
+    "answer content a number": _edit(_LAST_ANSWER, {"message.content": 7}),
+    "user content a number": _edit(_line_index('"role":"user"'), {"message.content": 42}),
+    "tool result content a number": _edit(_line_index('"role":"toolResult"'), {"message.content": 5}),
+    "huge integer": BASE.replace(b'"input":1645,', b'"input":' + _HUGE + b",", 1),
+    "header cwd a number": BASE.replace(b'"cwd":"/home/user/project"', b'"cwd":7', 1),
+    "text block holding an object": _edit(_line_index('"role":"user"'), {"message.content": [{"type": "text",
+                                                                                             "text": {"a": 1}}]}),
+}
+KINDS.update({f"{kind} (-p)": data for kind, data in READER_KINDS.items()})
+
+
 @pytest.fixture(scope="module")
 def server() -> FakeOpenAI:
     with FakeOpenAI([{"text": "the answer"}] * 40) as fake:
@@ -195,6 +381,71 @@ def test_damaged_files_through_the_cli(tmp_path: Path, kind: str, server: FakeOp
     else:
         assert not backups
         assert path.read_bytes().startswith(data)  # appended to, nothing before changed
+
+
+def _pi(tmp_path: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pi_core", "--provider", "faux", "--model", "echo", *args],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120, input=stdin,
+                          env={**os.environ, "PI_CODING_AGENT_DIR": str(tmp_path / "agent")})
+
+
+def _placed(tmp_path: Path, data: bytes) -> Path:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(data.replace(b'"cwd":"/home/user/project"', b'"cwd":' + json.dumps(str(tmp_path)).encode(), 1))
+    return path
+
+
+@pytest.mark.parametrize("mode", ["json", "rpc"])
+@pytest.mark.parametrize("kind", list(READER_KINDS))
+def test_damage_the_readers_meet_in_json_and_rpc_mode(tmp_path: Path, kind: str, mode: str) -> None:
+    """The answer, the fork list, the statistics, the export and the tree of a damaged file, with no
+    traceback and the file's bytes kept (-p: ``test_damaged_files_through_the_cli``)."""
+    path = _placed(tmp_path, READER_KINDS[kind])
+    data = path.read_bytes()
+    if mode == "json":
+        done = _pi(tmp_path, "--session", str(path), "--mode", "json", "-p", "go on")
+        assert done.returncode == 0, done.stderr
+        events = [json.loads(line) for line in done.stdout.splitlines()]
+        assert any(e["type"] == "agent_end" for e in events) and "go on" in done.stdout
+    else:
+        commands = [{"type": "prompt", "id": "p", "message": "go on"}, {"type": "get_fork_messages", "id": "f"},
+                    {"type": "get_session_stats", "id": "s"}, {"type": "get_tree", "id": "t"},
+                    {"type": "get_messages", "id": "m"},
+                    {"type": "export_html", "id": "x", "outputPath": str(tmp_path / "out.html")}]
+        done = _pi(tmp_path, "--session", str(path), "--mode", "rpc",
+                   stdin="".join(json.dumps(c) + "\n" for c in commands))
+        responses = {r["id"]: r for r in map(json.loads, done.stdout.splitlines()) if r.get("type") == "response"}
+        assert all(responses[c["id"]]["success"] for c in commands), responses
+        assert any(p["text"] == "go on" for p in responses["f"]["data"]["messages"])
+        assert (tmp_path / "out.html").exists()
+    assert "Traceback" not in done.stderr
+    assert path.read_bytes().startswith(data)  # appended to, nothing before changed
+
+
+@pytest.mark.parametrize("kind", ["usage not an object", "answer content a number", "tool result content a number",
+                                  "huge integer", "text block holding an object"])
+def test_export_of_a_damaged_file(tmp_path: Path, kind: str) -> None:
+    path = _placed(tmp_path, READER_KINDS[kind])
+    data = path.read_bytes()
+    done = _pi(tmp_path, "--export", str(path), str(tmp_path / "out.html"))
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert "Let me read the file first" in (tmp_path / "out.html").read_text()
+    assert path.read_bytes() == data
+
+
+def test_session_check_names_what_reading_works_around(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    lines = READER_KINDS["header cwd a number"].split(b"\n")
+    lines[4] = lines[4].replace(b'"parentId":"3c5dc1f1"', b'"parentId":"707c710e"')  # a loop of parents
+    lines[_LAST_ANSWER] = lines[_LAST_ANSWER].replace(b'"input":1645,', b'"input":' + _HUGE + b",")
+    path.write_bytes(b"\n".join(lines))
+    done = subprocess.run([sys.executable, "-m", "pi_core", "session", "check", str(path)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PI_CODING_AGENT_DIR": str(tmp_path / "agent")})
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "line 1: the header's cwd is a number, not a string" in done.stdout
+    assert "line 5: entry 3a6ac81e is its own ancestor" in done.stdout
+    assert f"line {_LAST_ANSWER + 1}: entry 707c710e (message)" in done.stdout  # Infinity is no token count
 
 
 # ---------------------------------------------------------------------------------------------

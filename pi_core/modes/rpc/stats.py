@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ...session.raw import raw_dict, raw_list, raw_message, raw_number
+
 if TYPE_CHECKING:
     from ...runtime.agent_session import AgentSession
 
@@ -15,23 +17,24 @@ def session_stats(session: AgentSession) -> dict[str, Any]:
     counts = {"user": 0, "assistant": 0, "toolResult": 0}
     tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
     cost, total, tool_calls = 0.0, 0, 0
-    for entry in session.session.raw_entries():
+    for entry in session.session.raw_entries():  # as stored: any field may have the wrong type
         usage = None
         if entry.get("type") == "message":
-            message = entry.get("message") or {}
+            message = raw_message(entry)
             total += 1
             role = message.get("role")
-            if role in counts:
+            if role.__class__ is str and role in counts:
                 counts[role] += 1
             if role == "assistant":
                 usage = message.get("usage")
-                tool_calls += sum(1 for b in message.get("content") or [] if b.get("type") == "toolCall")
+                tool_calls += sum(1 for b in raw_list(message.get("content"))
+                                  if raw_dict(b).get("type") == "toolCall")
         elif entry.get("type") in USAGE_ENTRIES:
             usage = entry.get("usage")
         if isinstance(usage, dict):
             for key in tokens:
-                tokens[key] += int(usage.get(key) or 0)
-            cost += float((usage.get("cost") or {}).get("total") or 0)
+                tokens[key] += int(raw_number(usage.get(key)))
+            cost += float(raw_number(raw_dict(usage.get("cost")).get("total")))
     data: dict[str, Any] = {}
     if session.session.session_file:
         data["sessionFile"] = str(session.session.session_file)
