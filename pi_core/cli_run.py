@@ -84,6 +84,7 @@ def run_command(options: RunOptions, host: PluginHost, globals_: GlobalOptions) 
 
 async def _run(options: RunOptions, host: PluginHost, globals_: GlobalOptions) -> int:
     from .runtime.agent_session import UnknownCommandError
+    from .session import SessionError
     from .sdk import ResourceOptions, SetupError, StartCancelled, create_agent_session
     from .startup import startup_done
 
@@ -139,8 +140,13 @@ async def _run(options: RunOptions, host: PluginHost, globals_: GlobalOptions) -
         prompts, images = _prompts(options, mode)
         if options.resume:
             prompts = ["/resume", *prompts]  # the interface opens its session picker first
-        return await _dispatch(session, mode, prompts, images)
+        code = await _dispatch(session, mode, prompts, images)
+        # Another program truncated or replaced the session file mid-run: said when it happened; the run
+        # went on in memory (its answer was given), but not all of it is on disk.
+        return code or (1 if getattr(session.session, "write_error", None) is not None else 0)
     except UnknownCommandError as exc:  # pi -p "/nope": said plainly, never sent to the model
+        raise RunError(str(exc)) from None
+    except SessionError as exc:  # the session file failed under the run: one line, naming it
         raise RunError(str(exc)) from None
     finally:
         await session.close()

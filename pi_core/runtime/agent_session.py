@@ -538,8 +538,31 @@ class AgentSession:
         if issue is not None:
             manager.close()
             raise MissingSessionCwdError(issue)
-        await self._rebind(manager, "resume", restore=True)
+        before = (self.session, self.cwd, self._model, self._thinking_level, list(self._active_tools))
+        try:
+            await self._rebind(manager, "resume", restore=True)
+        except Exception:  # the file could not be read after all (changed on disk meanwhile, ...)
+            await self._undo_switch(manager, before)
+            raise
         return True
+
+    async def _undo_switch(self, manager: SessionManager, before: tuple[Any, ...]) -> None:
+        """Back to the session a failed switch left, as it was: bound, locked, with its model, thinking
+        level and tools, so the next prompt goes where it would have gone without the switch. Plugins,
+        told ``session_shutdown`` already, hear ``session_start`` (``resume``) for it again."""
+        session, cwd, model, level, tools = before
+        manager.close()
+        if self.session is manager:
+            session.reopen()
+            self.session = session
+            self._move_to(cwd)
+            self.reload_transcript()
+            await self.call_hook("session_start", SessionStartEvent("resume", manager.session_file))
+        self._model = self.agent.config.model = model
+        self._thinking_level = level
+        self.agent.config.stream_options["reasoning"] = None if level == "off" else level
+        self.set_active_tools(tools)
+        self._session_changed()
 
     async def switch_session_asking(self, path: str | Path) -> tuple[bool, str | None]:
         """:meth:`switch_session`, and in the terminal pi's question when the session's directory is gone:
@@ -567,38 +590,6 @@ class AgentSession:
             fork_file.unlink(missing_ok=True)  # vetoed: no copy is left behind
             return False, None
         return True, f"Forked into new session {fork_id} in {issue.fallback_cwd}"
-
-    async def import_from_jsonl(self, path: str | Path, *, cwd_override: str | Path | None = None) -> bool:
-        """pi's ``importFromJsonl``: copy a session file from elsewhere into this session's folder (next to it
-        under a free name; a file already there is used as it is) and continue it, keeping its id, as
-        :meth:`switch_session` does. False if a plugin cancelled; then, and when the switch fails, the copy is
-        removed. :class:`FileNotFoundError` when there is no such file."""
-        import shutil
-
-        from ..session.locations import default_session_dir
-
-        source = Path(path).expanduser().resolve()
-        if not source.is_file():
-            raise FileNotFoundError(f"Session file not found: {source}")
-        folder = Path(self.session.session_dir or default_session_dir(self.cwd))
-        folder.mkdir(parents=True, exist_ok=True)
-        target = folder / source.name
-        stored = target.resolve() == source
-        counter = 1
-        while not stored and target.exists():
-            target = folder / f"{source.stem}-{counter}{source.suffix}"
-            counter += 1
-        if not stored:
-            shutil.copyfile(source, target)
-        try:
-            switched = await self.switch_session(target, cwd_override=cwd_override)
-        except BaseException:
-            if not stored:
-                target.unlink(missing_ok=True)
-            raise
-        if not switched and not stored:
-            target.unlink(missing_ok=True)  # the import did not happen: no stray copy
-        return switched
 
     async def fork(self, entry_id: str, position: Literal["before", "at"] = "before") -> tuple[bool, str]:
         """A new session file holding the conversation *before* the user message ``entry_id`` (with
@@ -632,6 +623,38 @@ class AgentSession:
         leaf = self.session.get_leaf_id()
         if await self._vetoed_fork(leaf, "at"):
             return False
+    async def import_from_jsonl(self, path: str | Path, *, cwd_override: str | Path | None = None) -> bool:
+        """pi's ``importFromJsonl``: copy a session file from elsewhere into this session's folder (next to it
+        under a free name; a file already there is used as it is) and continue it, keeping its id, as
+        :meth:`switch_session` does. False if a plugin cancelled; then, and when the switch fails, the copy is
+        removed. :class:`FileNotFoundError` when there is no such file."""
+        import shutil
+
+        from ..session.locations import default_session_dir
+
+        source = Path(path).expanduser().resolve()
+        if not source.is_file():
+            raise FileNotFoundError(f"Session file not found: {source}")
+        folder = Path(self.session.session_dir or default_session_dir(self.cwd))
+        folder.mkdir(parents=True, exist_ok=True)
+        target = folder / source.name
+        stored = target.resolve() == source
+        counter = 1
+        while not stored and target.exists():
+            target = folder / f"{source.stem}-{counter}{source.suffix}"
+            counter += 1
+        if not stored:
+            shutil.copyfile(source, target)
+        try:
+            switched = await self.switch_session(target, cwd_override=cwd_override)
+        except BaseException:
+            if not stored:
+                target.unlink(missing_ok=True)
+            raise
+        if not switched and not stored:
+            target.unlink(missing_ok=True)  # the import did not happen: no stray copy
+        return switched
+
         await self._branch_into_new_file(leaf, "fork")
         return True
 

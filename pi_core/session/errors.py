@@ -48,14 +48,23 @@ class EntryNotFoundError(SessionError, LookupError):
 
 
 class SessionConflictError(SessionError):
-    """The file changed under us (another program appended to it); reopen before writing."""
+    """The file changed under us in a way appends cannot follow: it was truncated, removed, or replaced by
+    something that does not start with what we wrote (``how``); or, while appending, another program
+    appended just then (``changed``: taken in and retried by the manager)."""
 
-    def __init__(self, path: Path, expected: int, actual: int) -> None:
-        super().__init__(
-            f"session {path} was changed by another program (size {actual} bytes, expected "
-            f"{expected}); reopen it to see the new entries before appending"
-        )
+    def __init__(self, path: Path, expected: int, actual: int, how: str = "changed") -> None:
+        if how == "changed":
+            text = (f"session {path} was changed by another program (size {actual} bytes, expected "
+                    f"{expected}); reopen it to see the new entries before appending")
+        else:
+            now = "it is gone" if actual < 0 else f"it now has {actual} bytes, pi had written {expected}"
+            way_out = "" if actual < 0 else (f"; continue from what it holds with `pi --session {path}`, "
+                                             f"or in a copy with `pi --fork {path}`")
+            text = (f"session {path} was {how} by another program while pi had it open ({now}); pi stopped "
+                    f"writing to it rather than write after something it never saw{way_out}")
+        super().__init__(text)
         self.path = path
+        self.how = how
 
 
 __all__ = [

@@ -102,6 +102,10 @@ class SessionManager:
         self._appender: Appender | None = None
         self._flushed = False
         self._closed = False
+        self._written = 0  # the file's size as this manager last wrote it (for reopen)
+        self.write_error: SessionConflictError | None = None
+        """Set when another program truncated, removed or replaced the file while this manager had it
+        open: nothing more is written to it (entries are kept in memory)."""
         self.diagnostics: list[Diagnostic] = []
         """What loading noticed and handled: skipped lines, a repaired tail."""
         self._reset({"type": "session", "version": CURRENT_SESSION_VERSION, "id": "",
@@ -236,6 +240,7 @@ class SessionManager:
 
     def _release(self) -> None:
         if self._appender is not None:
+            self._written = self._appender.size
             self._appender.close()
             self._appender = None
         if self._lock is not None:
@@ -256,6 +261,7 @@ class SessionManager:
             header["parentSession"] = str(parent_session)
         self._reset(header)
         self._flushed = False
+        self.write_error = None
         if self._persist and self._session_dir is not None:
             self._file = self._session_dir / session_file_name(header["timestamp"], session_id)
         return self._file
@@ -381,6 +387,24 @@ class SessionManager:
         self._release()
         self._closed = True
 
+    def reopen(self) -> None:
+        """Undo :meth:`close`: take the file's lock again and go on appending where this manager left off
+        (a host going back to a session it had left, as when switching to another one failed half-way).
+        What another program appended meanwhile is merged as usual. Raises :class:`SessionLockedError`
+        if another writer has the file now."""
+        if not self._closed or self._read_only or self.write_error is not None:
+            return
+        if self._flushed and self._file is not None and self._persist:
+            lock = WriterLock(self._file)
+            lock.acquire()
+            try:
+                self._appender = Appender.open_existing(self._file, self._written, self._fsync)
+            except BaseException:
+                lock.release()
+                raise
+            self._lock = lock
+        self._closed = False
+
     def __enter__(self) -> SessionManager:
         return self
 
@@ -404,7 +428,7 @@ class SessionManager:
         """Write ``entry`` (if this session is persisted), then make it the leaf."""
         self._check_writable()
         line = _line(entry)
-        if self._persist:
+        if self._persist and self.write_error is None:
             self._persist_line(entry, line)
         self._index(entry)
         return entry["id"]
@@ -413,7 +437,11 @@ class SessionManager:
         if self._flushed:
             assert self._appender is not None
             for _ in range(5):
-                prefix = self._merge_foreign(entry)
+                try:
+                    prefix = self._merge_foreign(entry)
+                except SessionConflictError as exc:  # truncated, removed or replaced by something else
+                    self._stop_writing(exc)
+                    return
                 if prefix is not None:
                     line = prefix + _line(entry)
                 try:
@@ -424,6 +452,14 @@ class SessionManager:
             self._appender.append(line)
         elif self._has_conversation or _is_conversation(entry):
             self._write_new_file(entry)
+
+    def _stop_writing(self, error: SessionConflictError) -> None:
+        """Another program truncated, removed or replaced the file: appending would write after something
+        we never saw. Stop writing to it (the lock is released) and go on in memory, so the run in progress
+        loses nothing of what it holds; ``write_error`` says what happened."""
+        self.write_error = error
+        self._release()
+        log.warning("pi: %s; from now on this session is kept in memory only", error)
 
     def _merge_foreign(self, entry: Raw) -> bytes | None:
         """Take in what another program (the TypeScript pi takes no lock) appended since our last

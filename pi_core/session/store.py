@@ -240,13 +240,13 @@ class Appender:
 
     @classmethod
     def open_existing(cls, path: Path, size: int, fsync: bool = False) -> Appender:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        fd = os.open(path, os.O_RDWR | os.O_APPEND)
         return cls(path, fd, size, fsync)
 
     @classmethod
     def create(cls, path: Path, data: bytes, fsync: bool = False) -> Appender:
         """Create ``path`` (it must not exist) holding ``data``."""
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o644)
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o644)
         appender = cls(path, fd, 0, fsync)
         try:
             appender.append(data)
@@ -257,16 +257,41 @@ class Appender:
         return appender
 
     def current_size(self) -> int:
-        """The file's size now; raises :class:`SessionConflictError` if it shrank or was replaced
-        (continuing would write after something we never saw)."""
+        """The file's size now. A file replaced by a copy that starts with everything this writer knows
+        (``cp`` + ``mv``, an editor or a sync tool saving it) is followed: appends go to the new one.
+        Raises :class:`SessionConflictError` if it shrank, was removed, or was replaced by something
+        else (continuing would write after something we never saw)."""
         mine = os.fstat(self._fd)
         try:
             on_disk = os.stat(self.path)
         except FileNotFoundError:
-            raise SessionConflictError(self.path, self.size, -1) from None
-        if (mine.st_dev, mine.st_ino) != (on_disk.st_dev, on_disk.st_ino) or mine.st_size < self.size:
-            raise SessionConflictError(self.path, self.size, mine.st_size)
+            raise SessionConflictError(self.path, self.size, -1, "removed") from None
+        if (mine.st_dev, mine.st_ino) != (on_disk.st_dev, on_disk.st_ino):
+            if not self._follow_replacement():
+                raise SessionConflictError(self.path, self.size, on_disk.st_size, "replaced")
+            mine = os.fstat(self._fd)
+        if mine.st_size < self.size:
+            raise SessionConflictError(self.path, self.size, mine.st_size, "truncated")
         return mine.st_size
+
+    def _follow_replacement(self) -> bool:
+        """Append to the file now at ``path`` if its first ``size`` bytes are those of ours."""
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND)
+        except OSError:
+            return False
+        try:
+            same = os.fstat(fd).st_size >= self.size and _same_bytes(self._fd, fd, self.size)
+        except OSError:
+            same = False
+        if not same:
+            os.close(fd)
+            return False
+        log.warning("session %s was replaced by a copy of itself (another program saved it); pi goes on "
+                    "appending to the new file", self.path)
+        os.close(self._fd)
+        self._fd = fd
+        return True
 
     def read_from(self, start: int, end: int) -> bytes:
         """Bytes ``start``..``end`` of the file (what another program appended)."""
@@ -296,6 +321,17 @@ class Appender:
 
     def __del__(self) -> None:
         self.close()
+
+
+def _same_bytes(a: int, b: int, size: int) -> bool:
+    """Whether the first ``size`` bytes of the files open as ``a`` and ``b`` are the same."""
+    offset, block = 0, 1 << 20
+    while offset < size:
+        length = min(block, size - offset)
+        if os.pread(a, length, offset) != os.pread(b, length, offset):
+            return False
+        offset += length
+    return True
 
 
 def backup_file(path: Path) -> Path:

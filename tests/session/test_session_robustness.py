@@ -449,6 +449,32 @@ def test_session_check_names_what_reading_works_around(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
+# another program truncates or replaces the file while pi writes it
+
+
+@pytest.mark.parametrize("mode", ["-p", "json"])
+@pytest.mark.parametrize("how", ["replaced by a copy", "truncated"])
+def test_a_file_replaced_or_truncated_mid_run(tmp_path: Path, how: str, mode: str) -> None:
+    path = _placed(tmp_path, BASE)
+    change = f"cp {path} {path}.tmp && mv {path}.tmp {path}" if how == "replaced by a copy" \
+        else f"truncate -s 300 {path}"
+    prompt = json.dumps({"tool_calls": [{"name": "bash", "arguments": {"command": change + " && echo done-it"}}]})
+    done = _pi(tmp_path, "--session", str(path), *(["--mode", "json"] if mode == "json" else []), "-p", prompt)
+    assert "Traceback" not in done.stderr
+    assert "done-it" in done.stdout  # the run went on to its answer
+    if how == "replaced by a copy":  # an editor or a sync tool saved it: pi follows the new file
+        assert done.returncode == 0, done.stderr
+        records = [json.loads(line) for line in path.read_text().splitlines()]
+        assert path.read_bytes().startswith(BASE[:100]) or records[0]["type"] == "session"
+        assert "done-it" in json.dumps(records[-2:])  # the tool result and the answer are in it
+    else:  # appending would write after something pi never saw: it stops writing, says so once
+        assert done.returncode == 1
+        said = [line for line in done.stderr.splitlines() if str(path) in line]
+        assert len(said) == 1 and "truncated" in said[0] and f"pi --fork {path}" in said[0]
+        assert path.stat().st_size == 300  # what the other program left
+
+
+# ---------------------------------------------------------------------------------------------
 # locks
 
 

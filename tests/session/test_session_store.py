@@ -321,13 +321,37 @@ def test_a_foreign_append_is_merged_and_nothing_is_lost(tmp_path: Path) -> None:
             if m["role"] == "user"][-2:] == ["mine", "mine again"]
 
 
-def test_a_replaced_file_is_not_written_to(tmp_path: Path) -> None:
+def test_a_truncated_file_is_not_written_to(tmp_path: Path) -> None:
     path = written_session(tmp_path)
     manager = SessionManager.open(path)
     path.write_text(path.read_text()[:200])  # truncated by somebody: continuing would be wrong
-    with pytest.raises(SessionConflictError, match="changed by another program"):
-        manager.append_message(user("mine"))
+    manager.append_message(user("mine"))  # kept in memory, not written after what we never saw
+    assert isinstance(manager.write_error, SessionConflictError) and "truncated" in str(manager.write_error)
+    assert path.stat().st_size == 200 and not Path(f"{path}.lock").exists()
+    assert manager.get_raw_entry(manager.get_leaf_id())["message"]["content"][0]["text"] == "mine"
+    manager.append_message(user("still in memory"))
     manager.close()
+    assert path.stat().st_size == 200
+
+
+def test_a_file_replaced_by_a_copy_is_followed(tmp_path: Path) -> None:
+    path = written_session(tmp_path)
+    manager = SessionManager.open(path)
+    copy = tmp_path / "copy.tmp"
+    copy.write_bytes(path.read_bytes())
+    copy.replace(path)  # what editors and sync tools do: a new file with the same bytes
+    manager.append_message(user("mine"))
+    assert manager.write_error is None
+    manager.close()
+    reopened = SessionManager.open(path, read_only=True)
+    assert reopened.get_raw_entry(reopened.get_leaf_id())["message"]["content"][0]["text"] == "mine"
+    other = tmp_path / "other.tmp"  # replaced by something else: not followed
+    other.write_bytes(path.read_bytes().replace(b'"mine"', b'"MINE"'))
+    with SessionManager.open(path) as manager:
+        other.replace(path)
+        manager.append_message(user("lost?"))
+        assert manager.write_error is not None and "replaced" in str(manager.write_error)
+    assert b"lost?" not in path.read_bytes()
 
 
 def test_closed_manager_refuses_appends(tmp_path: Path) -> None:
