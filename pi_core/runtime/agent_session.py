@@ -591,38 +591,6 @@ class AgentSession:
             return False, None
         return True, f"Forked into new session {fork_id} in {issue.fallback_cwd}"
 
-    async def fork(self, entry_id: str, position: Literal["before", "at"] = "before") -> tuple[bool, str]:
-        """A new session file holding the conversation *before* the user message ``entry_id`` (with
-        ``position="at"``: the active path up to and including any entry ``entry_id``).
-
-        Returns ``(cancelled, text)``: ``text`` is the forked message, for the host to offer for editing.
-        """
-        entry = self.session.get_raw_entry(entry_id)
-        if position == "at":
-            if entry is None:
-                raise ValueError(f"no entry {entry_id!r} in this session")
-            self.require_idle("fork")
-            if await self._vetoed_fork(entry_id, "at"):
-                return True, ""
-            await self._branch_into_new_file(entry_id, "fork")
-            return False, ""
-        message = raw_message(entry)
-        if entry is None or message.get("role") != "user":
-            raise ValueError(f"entry {entry_id!r} is not a user message of this session")
-        self.require_idle("fork")
-        if await self._vetoed_fork(entry_id, "before"):
-            return True, ""
-        text = raw_text(message.get("content"))
-        path = self.session.get_raw_branch(entry_id)  # its parent as the tree links it (not a raw parentId)
-        await self._branch_into_new_file(path[-2]["id"] if len(path) > 1 else None, "fork")
-        return False, text
-
-    async def clone(self) -> bool:
-        """Copy the active branch into a new session file and continue there; False if cancelled."""
-        self.require_idle("clone")
-        leaf = self.session.get_leaf_id()
-        if await self._vetoed_fork(leaf, "at"):
-            return False
     async def import_from_jsonl(self, path: str | Path, *, cwd_override: str | Path | None = None) -> bool:
         """pi's ``importFromJsonl``: copy a session file from elsewhere into this session's folder (next to it
         under a free name; a file already there is used as it is) and continue it, keeping its id, as
@@ -655,6 +623,38 @@ class AgentSession:
             target.unlink(missing_ok=True)  # the import did not happen: no stray copy
         return switched
 
+    async def fork(self, entry_id: str, position: Literal["before", "at"] = "before") -> tuple[bool, str]:
+        """A new session file holding the conversation *before* the user message ``entry_id`` (with
+        ``position="at"``: the active path up to and including any entry ``entry_id``).
+
+        Returns ``(cancelled, text)``: ``text`` is the forked message, for the host to offer for editing.
+        """
+        entry = self.session.get_raw_entry(entry_id)
+        if position == "at":
+            if entry is None:
+                raise ValueError(f"no entry {entry_id!r} in this session")
+            self.require_idle("fork")
+            if await self._vetoed_fork(entry_id, "at"):
+                return True, ""
+            await self._branch_into_new_file(entry_id, "fork")
+            return False, ""
+        message = raw_message(entry)
+        if entry is None or message.get("role") != "user":
+            raise ValueError(f"entry {entry_id!r} is not a user message of this session")
+        self.require_idle("fork")
+        if await self._vetoed_fork(entry_id, "before"):
+            return True, ""
+        text = raw_text(message.get("content"))
+        path = self.session.get_raw_branch(entry_id)  # its parent as the tree links it (not a raw parentId)
+        await self._branch_into_new_file(path[-2]["id"] if len(path) > 1 else None, "fork")
+        return False, text
+
+    async def clone(self) -> bool:
+        """Copy the active branch into a new session file and continue there; False if cancelled."""
+        self.require_idle("clone")
+        leaf = self.session.get_leaf_id()
+        if await self._vetoed_fork(leaf, "at"):
+            return False
         await self._branch_into_new_file(leaf, "fork")
         return True
 
