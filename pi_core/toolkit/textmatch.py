@@ -299,18 +299,26 @@ def _not_found(content: str, old: str, name: str, label: str, index: int) -> Edi
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 _RANKED_WINDOWS = 40
-"""How many of the windows sharing the most words with the old text are compared closely."""
-_CHAR_LEVEL_LIMIT = 4000
-"""Old texts up to this long are compared character by character, longer ones line by line
-(character-level matching is quadratic and takes minutes on a few hundred lines)."""
+"""How many of the windows sharing the most words with the old text are looked at again."""
+_REFINED_WINDOWS = 3
+"""How many of those are compared exactly."""
+_CHAR_LEVEL_LIMIT = 1000
+"""Old texts up to this long are compared character by character (what finds a renamed identifier);
+character-level matching is quadratic, so longer ones are compared word by word and line by line."""
+_EXACT_ITEMS_LIMIT = 2000
+"""Old texts of more words than this are compared by the words they share alone (difflib over longer
+sequences takes seconds per window)."""
 
 
 def closest_region(content: str, old: str) -> Candidate | None:
     """The window of lines most similar to ``old`` (same number of lines), or None if nothing is
     even 40% alike.
 
-    Linear in the file: every window is ranked by the words it shares with the old text (a
-    sliding count), and only the best-ranked few are compared closely.
+    Bounded whatever the sizes: every window is ranked by the words it shares with the old text (a
+    sliding count, linear in the file). For an old text of up to :data:`_EXACT_ITEMS_LIMIT` words the
+    best-ranked few are ranked again word by word (difflib with its junk heuristic: fast), and the top
+    three compared exactly: character by character for up to :data:`_CHAR_LEVEL_LIMIT` characters,
+    else word by word and line by line. A longer old text is judged by the words it shares.
     """
     old_lines = old.strip("\n").split("\n")
     lines = content.split("\n")
@@ -320,25 +328,38 @@ def closest_region(content: str, old: str) -> Candidate | None:
     old_keys = [_ws_key(line) for line in old_lines]
     keys = [_ws_key(line) for line in lines]
     target = "\n".join(old_keys)
-    char_level = len(target) <= _CHAR_LEVEL_LIMIT
-    matcher = difflib.SequenceMatcher(None, autojunk=False)
-    matcher.set_seq2(target if char_level else old_keys)  # type: ignore[arg-type]
-    best: tuple[float, int] = (0.0, -1)
-    for i in sorted(_ranked_windows(keys, old_keys, n)):
-        matcher.set_seq1("\n".join(keys[i:i + n]) if char_level else keys[i:i + n])  # type: ignore[arg-type]
-        if matcher.real_quick_ratio() <= best[0] or matcher.quick_ratio() <= best[0]:
-            continue
-        ratio = matcher.ratio()
-        if ratio > best[0]:
-            best = (ratio, i)
-    if best[1] < 0 or best[0] < 0.4:
+    old_tokens = _TOKEN.findall(target)
+    ranked = _ranked_windows(keys, old_keys, n)
+    if len(old_tokens) > _EXACT_ITEMS_LIMIT:  # the share of words in common (difflib's quick_ratio)
+        best = max(((2 * shared / (len(old_tokens) + len(_TOKEN.findall("\n".join(keys[i:i + n])))), -rank, i)
+                    for rank, (i, shared) in enumerate(ranked[:_REFINED_WINDOWS])), default=(0.0, 0, -1))
+    else:
+        words = difflib.SequenceMatcher(None, autojunk=True)
+        words.set_seq2(old_tokens)  # type: ignore[arg-type]
+        scored: list[tuple[float, int, int]] = []
+        for rank, (i, _shared) in enumerate(ranked):
+            words.set_seq1(_TOKEN.findall("\n".join(keys[i:i + n])))  # type: ignore[arg-type]
+            scored.append((words.ratio(), -rank, i))  # ties: the window sharing more words first
+        best = (0.0, 0, -1)
+        for ratio, neg_rank, i in heapq.nlargest(_REFINED_WINDOWS, scored):
+            best = max(best, (max(ratio, _exact_ratio(target, old_tokens, old_keys, keys[i:i + n])), neg_rank, i))
+    if best[2] < 0 or best[0] < 0.4:
         return None
-    start = best[1]
+    start = best[2]
     return Candidate(start + 1, start + n, best[0], lines[start:start + n])
 
 
-def _ranked_windows(keys: list[str], old_keys: list[str], n: int) -> list[int]:
-    """Starts of the windows of ``n`` lines sharing the most words with ``old_keys`` (earliest first on ties)."""
+def _exact_ratio(target: str, old_tokens: list[str], old_keys: list[str], window: list[str]) -> float:
+    if len(target) <= _CHAR_LEVEL_LIMIT:
+        return difflib.SequenceMatcher(None, "\n".join(window), target, autojunk=False).ratio()
+    tokens = _TOKEN.findall("\n".join(window))
+    return max(difflib.SequenceMatcher(None, window, old_keys, autojunk=False).ratio(),
+               difflib.SequenceMatcher(None, tokens, old_tokens, autojunk=False).ratio())
+
+
+def _ranked_windows(keys: list[str], old_keys: list[str], n: int) -> list[tuple[int, int]]:
+    """``(start, words shared)`` of the windows of ``n`` lines sharing the most words with ``old_keys``,
+    most first (earliest first on ties)."""
     wanted: dict[str, int] = {}
     for key in old_keys:
         for token in _TOKEN.findall(key):
@@ -357,7 +378,8 @@ def _ranked_windows(keys: list[str], old_keys: list[str], n: int) -> list[int]:
                 have[t] -= 1
         if i >= n - 1:
             scores.append(shared)
-    return heapq.nlargest(_RANKED_WINDOWS, range(len(scores)), key=lambda s: (scores[s], -s))
+    best = heapq.nlargest(_RANKED_WINDOWS, range(len(scores)), key=lambda s: (scores[s], -s))
+    return [(i, scores[i]) for i in best]
 
 
 # -- applying several edits --------------------------------------------------------------------------
@@ -380,8 +402,10 @@ def _is_applied(content: str, edit: Edit) -> bool:
 def apply_edits(content: str, edits: Sequence[Edit], *, label: str = "the file") -> EditOutcome:
     """Match every edit against ``content`` (LF text) and apply them together, or raise EditError.
 
-    An edit whose old text is missing but whose new text is present counts as already applied
-    (``EditOutcome.already_applied``) instead of failing, so a repeated call is harmless.
+    An edit whose old text is found only inside copies of its new text (``x = 1`` -> ``x = 10``, done
+    already) counts as already applied (``EditOutcome.already_applied``) instead of being applied again,
+    so a repeated call is harmless. An edit whose old text is not in the file at all fails, as in pi,
+    wherever its new text may occur.
     """
     edits = [Edit(e.old_text.replace("\r\n", "\n"), e.new_text.replace("\r\n", "\n")) for e in edits]
     replacements: list[Replacement] = []
@@ -390,13 +414,7 @@ def apply_edits(content: str, edits: Sequence[Edit], *, label: str = "the file")
         if edit.old_text and edit.old_text in content and _is_applied(content, edit):
             applied.append(i)
             continue
-        try:
-            replacements.append(find_edit(content, edit, i, label=label, total=len(edits)))
-        except EditError as e:
-            if e.kind == "not_found" and _is_applied(content, edit):
-                applied.append(i)
-                continue
-            raise
+        replacements.append(find_edit(content, edit, i, label=label, total=len(edits)))
     replacements.sort(key=lambda r: r.start)
     for prev, cur in zip(replacements, replacements[1:]):
         if cur.start < prev.end:

@@ -154,6 +154,17 @@ def test_already_applied_edit_is_reported_not_repeated(tmp_path: Path) -> None:
     assert f.read_text() == "x = 10\n"
 
 
+def test_a_missing_old_text_is_not_already_applied_because_the_new_text_is_somewhere(tmp_path: Path) -> None:
+    # pi 1.6 says it could not find the old text; the new text occurring elsewhere proves nothing
+    f = tmp_path / "a.py"
+    f.write_text("import os\nprint(os.getcwd())\n")
+    assert "Could not find the old text" in edit_error(f, ("import sys", "os"))
+    assert f.read_text() == "import os\nprint(os.getcwd())\n"
+    with pytest.raises(EditError) as info:
+        apply_edits("a = 1\nb = 2\n", [Edit("b = 3", "a = 1")])
+    assert info.value.kind == "not_found"
+
+
 def test_missing_and_non_utf8_files(tmp_path: Path) -> None:
     assert "no such file" in run_tool_error(EDIT, {"path": "nope.txt", "edits": [{"oldText": "a", "newText": "b"}]},
                                             tmp_path)
