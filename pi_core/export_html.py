@@ -34,7 +34,7 @@ def export_session_html(source: Path, target: Path) -> Path:
     from .session.errors import SessionError
 
     source = Path(source).expanduser()
-    if not source.is_file():
+    if not source.exists():
         raise FileNotFoundError(f"no session file at {source}")
     try:
         manager = SessionManager.open(source, read_only=True)

@@ -20,7 +20,7 @@ from .jsonfmt import dumps_line, loads
 from .manager import header_problems
 from .messages import agent_message
 from .migrate import needs_migration
-from .scan import _BOM, Scan, scan_session_file
+from .scan import _BOM, Scan, not_a_file, scan_session_file
 from .store import backup_file, holder_pid, rewrite_file
 
 
@@ -52,8 +52,9 @@ def check_session_file(path: str | os.PathLike[str]) -> SessionCheck:
     """Look at every line of a session file without changing it."""
     file = Path(path)
     check = SessionCheck(file)
-    if not file.is_file():
-        check.problems.append(SessionProblem(None, "no such file"))
+    kind = not_a_file(file)
+    if kind is not None or not file.is_file():
+        check.problems.append(SessionProblem(None, f"it is {kind}, not a session file" if kind else "no such file"))
         return check
     scan = scan_session_file(file)
     with open(file, "rb") as handle:

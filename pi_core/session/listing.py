@@ -22,6 +22,7 @@ from typing import Any
 
 from .ids import iso_to_ms
 from .raw import raw_text
+from .scan import not_a_file
 from .jsonfmt import loads
 from .store import read_session_file
 
@@ -67,7 +68,10 @@ def _parse(line: bytes) -> dict[str, Any] | None:
 
 
 def read_header(path: Path) -> dict[str, Any] | None:
-    """The session header of ``path`` (first parsable record, within 1 MiB), or None if it has none."""
+    """The session header of ``path`` (first parsable record, within 1 MiB), or None if it has none
+    (or is no regular file: a pipe named ``*.jsonl`` would block the read)."""
+    if not_a_file(path) is not None:
+        return None
     try:
         with open(path, "rb") as handle:
             return _header_of(handle)
@@ -219,6 +223,8 @@ def _info_by_parsing(path: Path, header: dict[str, Any], mtime: float) -> Sessio
 
 def session_info(path: Path) -> SessionInfo | None:
     """Listing metadata of one session file, or None if it is not a session."""
+    if not_a_file(path) is not None:
+        return None
     try:
         with open(path, "rb") as handle:
             header = _header_of(handle)

@@ -41,7 +41,7 @@ from .messages import agent_message
 from .migrate import migrate, needs_migration
 from .index import ASSISTANT, CUSTOM, LABEL, ODD_MESSAGE, OTHER, SESSION_INFO, USER, TreeIndex
 from .projection import SessionContext, current_system_message, project
-from .scan import Diagnostic, FileReader, RecordStore, Scan, scan_session_file
+from .scan import Diagnostic, FileReader, RecordStore, Scan, refuse_special, scan_session_file
 from .store import (
     Appender,
     LoadResult,
@@ -140,6 +140,7 @@ class SessionManager:
         A missing file starts a new session that will be written to ``path``.
         """
         file = expand_path(path)
+        refuse_special(file)  # a pipe would block the open, /dev/zero never end, a directory fail
         header = listing.read_header(file) if file.exists() else None
         stored = (header or {}).get("cwd")
         cwd = cwd_override or (stored if isinstance(stored, str) else None) or os.getcwd()

@@ -19,6 +19,7 @@ from __future__ import annotations
 import gc
 import os
 import re
+import stat
 import weakref
 from array import array
 from operator import attrgetter
@@ -223,12 +224,37 @@ class _Scanner:
             "malformed_line", f"line {line} skipped: {why}; it stays in the file", line=line, offset=offset))
 
 
+_NOT_FILES = {stat.S_IFDIR: "a directory", stat.S_IFIFO: "a named pipe (FIFO)", stat.S_IFCHR: "a character device",
+              stat.S_IFBLK: "a block device", stat.S_IFSOCK: "a socket"}
+
+
+def not_a_file(path: Path | str) -> str | None:
+    """What ``path`` is when it exists but is no regular file (``"a named pipe (FIFO)"``, ``"a directory"``,
+    ...; symlinks followed), else None. Opening a pipe for reading waits for a writer, a device may never
+    end: a session is only ever read from a regular file."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    return _NOT_FILES.get(stat.S_IFMT(mode))
+
+
+def refuse_special(path: Path | str) -> None:
+    """Raise :class:`SessionError` (one line, the way out) if ``path`` exists and is no regular file."""
+    kind = not_a_file(path)
+    if kind is not None:
+        raise SessionError(f"{path} is {kind}, not a session file: pi reads sessions only from regular files "
+                           "(a pipe or a device could block or never end); give the path of a .jsonl session file")
+
+
 def scan_session_file(path: Path, *, use_index: bool = False) -> Scan:
     """Scan a session file without changing it. A missing file scans as empty.
 
     With ``use_index``, a big file's derived index (:mod:`pi_core.session.scan_index`) stands in for
     the part of the file it matches, and only what follows is scanned; the index is written or renewed
-    when that pays. The result is the same either way."""
+    when that pays. The result is the same either way. A path that is no regular file (a pipe, a device,
+    a directory) raises :class:`SessionError`."""
+    refuse_special(path)
     try:
         handle = open(path, "rb")
     except FileNotFoundError:

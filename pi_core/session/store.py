@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import SessionConflictError, SessionLockedError
+from .errors import SessionConflictError, SessionError, SessionLockedError
 from .ids import file_timestamp, iso_now
 from .scan import Diagnostic, FileReader, RecordStore, Scan, scan_session_file
 
@@ -127,7 +127,12 @@ class WriterLock:
 
     def acquire(self) -> None:
         for _ in range(10):
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK, 0o644)
+            except OSError as exc:  # a directory in its place, no permission, ...
+                raise SessionError(f"cannot lock session {self.session_file}: {self.path} cannot be opened "
+                                   f"({exc.strerror}); remove or fix it, or continue in a copy with "
+                                   f"`pi --fork {self.session_file}`") from None
             if not _try_lock(fd):
                 holder = _read_owner(fd)
                 os.close(fd)

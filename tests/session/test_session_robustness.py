@@ -475,6 +475,45 @@ def test_a_file_replaced_or_truncated_mid_run(tmp_path: Path, how: str, mode: st
 
 
 # ---------------------------------------------------------------------------------------------
+# a session path that is no regular file
+
+
+@pytest.mark.parametrize("what", ["fifo", "/dev/zero", "directory", "lock is a directory"])
+def test_a_session_path_that_is_no_file_is_refused_in_one_line(tmp_path: Path, what: str) -> None:
+    """A pipe used to hang pi for ever, /dev/zero to grow it to gigabytes, a directory to give a traceback."""
+    path = tmp_path / "s.jsonl"
+    if what == "fifo":
+        os.mkfifo(path)
+    elif what == "directory":
+        path.mkdir()
+    elif what == "lock is a directory":
+        path.write_bytes(_placed(tmp_path, BASE).read_bytes())
+        (tmp_path / "s.jsonl.lock").mkdir()
+    else:
+        path = Path(what)
+    done = _pi(tmp_path, "--session", str(path), "-p", "hi")  # a hang fails the test: timeout=120
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert str(path) in line and ("not a session file" in line or "cannot be opened" in line and "--fork" in line)
+
+
+def test_special_files_elsewhere_are_refused_or_passed_over(tmp_path: Path) -> None:
+    fifo = tmp_path / "p.jsonl"
+    os.mkfifo(fifo)
+    exported = _pi(tmp_path, "--export", str(fifo), str(tmp_path / "out.html"))
+    assert exported.returncode == 1 and "named pipe" in exported.stderr and "Traceback" not in exported.stderr
+    checked = subprocess.run([sys.executable, "-m", "pi_core", "session", "check", str(fifo)], cwd=tmp_path,
+                             capture_output=True, text=True, timeout=60)
+    assert checked.returncode == 1 and "it is a named pipe (FIFO), not a session file" in checked.stdout
+    first = _pi(tmp_path, "-p", "first")  # pi -c passes over a pipe named like a session in the folder
+    assert first.returncode == 0, first.stderr
+    (folder,) = (tmp_path / "agent" / "sessions").iterdir()
+    os.mkfifo(folder / "9999-12-31T00-00-00-000Z_zzzz.jsonl")
+    again = _pi(tmp_path, "-c", "-p", "second")
+    assert again.returncode == 0 and "second" in again.stdout, again.stderr
+
+
+# ---------------------------------------------------------------------------------------------
 # locks
 
 
