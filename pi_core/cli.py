@@ -28,6 +28,9 @@ def main(argv: list[str] | None = None) -> None:
         sys.stdout.write(f"{__version__}\n")
         raise SystemExit(0)
     _without_httpx_cli()
+    from . import dataclass_code
+
+    dataclass_code.install()  # before the first dataclass of the run is made
     import gc
 
     # Start-up allocates objects that live as long as the process (modules, pydantic schemas,
