@@ -32,7 +32,8 @@ class RequestObserver(Protocol):
         """The answer's status and headers, before its body is read."""
 
     async def stream_event(self, data: Any) -> None:
-        """One parsed event of the answer's stream."""
+        """One parsed event of the answer's stream. An observer may also have ``wants_stream_events() ->
+        bool``, asked once per request: ``False`` and the provider does not call this for that request."""
 
 
 @dataclass
@@ -90,8 +91,19 @@ class StreamOptions:
 
     async def observe(self, data: Any) -> None:
         """Hand one parsed stream event to the observer (``provider_stream_event``)."""
-        if self.observer is not None:
-            await self.observer.stream_event(data)
+        observe = self.stream_observer()
+        if observe is not None:
+            await observe(data)
+
+    def stream_observer(self) -> Callable[[Any], Awaitable[None]] | None:
+        """What :meth:`observe` calls, or ``None`` when nobody wants the parsed stream events; asked once
+        per request, so a stream of many small deltas can skip the call (an observer without
+        ``wants_stream_events()`` always wants them)."""
+        observer = self.observer
+        if observer is None:
+            return None
+        wants = getattr(observer, "wants_stream_events", None)
+        return observer.stream_event if wants is None or wants() else None
 
     async def apply_on_payload(self, payload: Any) -> Any:
         """Run ``on_payload``; a non-``None`` result replaces the payload."""

@@ -122,6 +122,9 @@ class HookWiring:
             await self.host.dispatch.call("after_provider_response",
                                           ProviderResponseEvent(status, headers, self._model()), self.ctx)
 
+    def wants_stream_events(self) -> bool:
+        return self.host.dispatch.has("provider_stream_event")
+
     async def stream_event(self, data: Any) -> None:
         if self.host.dispatch.has("provider_stream_event"):
             model = self._model()

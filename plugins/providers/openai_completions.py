@@ -587,6 +587,7 @@ async def stream_completions(model: Model, context: Context, options: StreamOpti
 
 
 async def _read_chunks(events: Any, parser: _Parser, options: StreamOptions) -> None:
+    observe = options.stream_observer()
     async for event in events:
         data = event.data
         if data == "[DONE]":
@@ -598,7 +599,8 @@ async def _read_chunks(events: Any, parser: _Parser, options: StreamOptions) -> 
             continue
         if not isinstance(chunk, dict):
             continue
-        await options.observe(chunk)
+        if observe is not None:
+            await observe(chunk)
         if chunk.get("error"):
             raise _stream_error(chunk)
         parser.chunk(chunk)
