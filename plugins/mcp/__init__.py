@@ -175,6 +175,14 @@ def _told_on_branch(ctx: Any, section: str | None) -> tuple[str | None, str | No
 
 
 @hookimpl
+def after_provider_response(event: Any, ctx: Any) -> None:
+    """The first request is out: the servers it did not need may start now (see ``McpManager.start``)."""
+    manager = manager_for(ctx)
+    if manager is not None:
+        manager.begin_rest()
+
+
+@hookimpl
 async def before_tool_call(event: Any, ctx: Any) -> None:
     """Before a call, wait for the servers it needs: an MCP tool's own server; for a tool that reaches
     other tools (codemode, tool_search), the servers its arguments name, or all of them."""

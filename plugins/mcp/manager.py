@@ -24,6 +24,8 @@ from .naming import RESOURCE_TOOLS, tool_name
 
 CODEMODE, TOOL_SEARCH = "codemode", "tool_search"
 STARTUP_WAIT_SECONDS = 10.0
+BACKGROUND_DELAY_SECONDS = 2.0
+"""Servers the first request does not need start once it is out, or this long after the session started."""
 CONTENT_BLOCK_SCHEMA = {
     "type": "object",
     "properties": {"type": {"enum": ["text", "image", "audio", "resource_link", "resource"]},
@@ -107,6 +109,7 @@ class McpManager:
         self._reported_errors = False
         self._resources: Any = None
         self._registering = asyncio.Lock()
+        self._deferred: asyncio.TimerHandle | None = None
 
     def find(self, name: str) -> Server | None:
         return next((s for s in self.servers if s.name == name), None)
@@ -114,12 +117,34 @@ class McpManager:
     # -- starting ------------------------------------------------------------------------------
 
     def start(self, lazy: bool = False) -> None:
-        """Connect every enabled server in the background; ``lazy`` (print and JSON mode): none yet, each
-        starts once a request declares its tools or a call reaches it (:meth:`begin`)."""
+        """Connect every enabled server in the background: those whose tools the first request declares
+        at once, the others once that request is out (:meth:`begin_rest`) or a moment later, so that
+        importing the SDK and starting servers does not slow down pi's start and first request; ``lazy``
+        (print and JSON mode): none yet, each starts once a request declares its tools or a call reaches
+        it (:meth:`begin`)."""
         self.lazy = lazy
         self.ensure_reachable()
-        if not lazy:
-            self.begin(self.servers)
+        if lazy:
+            return
+        first = self.needed_first()
+        self.begin(first)
+        if any(s not in first for s in self.servers):
+            self._deferred = asyncio.get_running_loop().call_later(BACKGROUND_DELAY_SECONDS, self.begin_rest)
+
+    def begin_rest(self) -> None:
+        """Start the servers :meth:`start` left for after the first request."""
+        if self._deferred is None:
+            return
+        self._deferred.cancel()
+        self._deferred = None
+        self.begin(self.servers)
+
+    def needed_first(self) -> list[Server]:
+        """Servers whose tools the first request declares: ``direct`` ones, and those with tools the
+        branch loaded."""
+        loaded = loaded_on_branch(self.ctx)
+        return [s for s in self.servers if "direct" in s.entry.exposures()
+                or any(n.startswith(namespace(s.name) + "__") for n in loaded)]
 
     def begin(self, servers: Iterable[Server]) -> None:
         """Start connecting those of these enabled servers that have not started yet."""
@@ -178,10 +203,7 @@ class McpManager:
         if self.waited_for_startup:
             return
         self.waited_for_startup = True
-        loaded = loaded_on_branch(self.ctx)
-        direct = [s for s in self.servers if "direct" in s.entry.exposures()
-                  or any(n.startswith(namespace(s.name) + "__") for n in loaded)]
-        if not await self.wait_for(direct, STARTUP_WAIT_SECONDS):
+        if not await self.wait_for(self.needed_first(), STARTUP_WAIT_SECONDS):
             await self._notify("MCP servers are still connecting; their tools become available once connected.")
 
     def reached(self, reach: Any) -> list[Server]:
@@ -618,6 +640,9 @@ class McpManager:
 
     async def close(self) -> None:
         self._closed = True
+        if self._deferred is not None:
+            self._deferred.cancel()
+            self._deferred = None
         running = [task for task in self._started if not task.done()]
         for task in running:
             task.cancel()
