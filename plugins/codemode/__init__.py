@@ -95,9 +95,11 @@ def context_with_system(event: Any, ctx: Any) -> None:
         return
     from .description import codemode_description, script_call_note
 
+    registered = {t.name: t for t in ctx.get_all_tools()}
+    if getattr(registered.get(NAME), "execute", None) is not _execute:
+        return  # a plugin took the name over (register(..., replaces="codemode")): its tool, its description
     mode, budget = presentation(ctx)
     active = set(ctx.get_active_tools())
-    registered = {t.name: t for t in ctx.get_all_tools()}
     callable_tools = [t for t in registered.values() if t.name != NAME and (
         t.exposure == "deferred" or (t.exposure == "direct" and t.name in active))]
     declared_direct = {t.name for t in callable_tools if t.exposure == "direct"}

@@ -88,3 +88,53 @@ def test_without_servers_the_api_still_answers(ws: Path, tmp_path: Path) -> None
     assert result.returncode == 0, result.stderr
     assert json.loads((tmp_path / "seen.json").read_text()) == []
     assert not (agent / "mcp.log").exists()  # nothing connected, nothing imported
+
+
+REPLACEMENTS = '''
+from pi_core import Command, Tool, ToolResult, hookimpl
+
+
+def tool(name, text):
+    return Tool(name=name, description=f"{text} (a plugin's)", parameters={"type": "object"},
+                execute=lambda params, ctx: ToolResult.text(f"{text} ran"), exposure="model-only",
+                default_active=False, reaches_tools=lambda arguments: "all")
+
+
+@hookimpl
+def register_tools(register):
+    register(tool("codemode", "scripts"), replaces="codemode")
+    register(tool("tool_search", "search"), replaces="tool_search")
+
+
+@hookimpl
+def register_commands(register):
+    async def mcp(args, ctx):
+        await ctx.ui.notify(f"the plugin's /mcp {args}", "info")
+
+    register(Command("mcp", mcp, "MCP, the plugin's way"), replaces="mcp")
+'''
+
+
+def test_a_plugin_replaces_codemode_tool_search_and_the_mcp_command(ws: Path, tmp_path: Path) -> None:
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "rpc"))
+    from rpc_client import RpcProcess
+    from test_mcp_command import notices, write_models
+
+    agent = tmp_path / "agent"
+    write_mcp(agent, {"cm": stdio_server(), "def": stdio_server(exposure="deferred")})
+    plugin = tmp_path / "replacements.py"
+    plugin.write_text(REPLACEMENTS)
+    turns = [{"tool_calls": [{"id": "c1", "name": "codemode", "arguments": {}},
+                             {"id": "c2", "name": "tool_search", "arguments": {}}]}, {"text": "done"}]
+    with FakeOpenAI(turns) as server:
+        write_models(agent, server.base_url)
+        with RpcProcess(ws, model=("srv", "m"), extensions=(plugin,), env={"PI_CODING_AGENT_DIR": str(agent)}) as pi:
+            _, records = pi.call({"type": "prompt", "message": "/mcp status"})
+            pi.prompt("go")
+    assert "the plugin's /mcp status" in notices(records)
+    declared = {t["function"]["name"]: t["function"]["description"] for t in server.requests[0]["body"]["tools"]}
+    # the MCP plugin activates the replacements for its servers, and nothing rewrites their descriptions
+    assert declared["codemode"] == "scripts (a plugin's)" and declared["tool_search"] == "search (a plugin's)"
+    assert [m["content"] for m in tool_results(server.requests[1])] == ["scripts ran", "search ran"]
