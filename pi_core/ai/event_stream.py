@@ -14,6 +14,7 @@ arguments always a dict, scratch state never leaks into the message.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import deque
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -38,6 +39,8 @@ from .partial_json import parse_streaming_arguments, parse_tool_arguments
 from .types import AssistantMessage, Model, TextContent, ThinkingContent, ToolCall, Usage
 
 ABORTED_MESSAGE = "Request was aborted"
+TURN_S = 0.005
+"""How often a producer reading data that has already arrived lets the event loop run other work."""
 _SUCCESS = ("stop", "length", "toolUse")
 #: Re-parse streaming tool arguments after every fragment while the buffer is small; beyond that only
 #: when it has grown by half, so a huge argument (a file being written) stays linear, not quadratic.
@@ -58,6 +61,7 @@ class EventStream:
         self._waiter: asyncio.Future[None] | None = None
         self._space: asyncio.Future[None] | None = None
         self._high = high_water
+        self._turn = 0.0
         self._done = False
         self._final: AssistantMessage | None = None
         self._final_event: AssistantMessageEvent | None = None
@@ -85,8 +89,14 @@ class EventStream:
                 waiter.set_result(None)
 
     async def drain(self) -> None:
-        """Wait while the consumer is far behind (called by producers between network reads)."""
+        """Wait while the consumer is far behind (called by producers between network reads). Otherwise give
+        the event loop a turn every :data:`TURN_S`: reading data that has already arrived never suspends, and a
+        fast stream would keep the keyboard and the screen waiting."""
         if len(self._queue) < self._high or self._done:
+            now = time.monotonic()
+            if now - self._turn >= TURN_S:
+                await asyncio.sleep(0)
+                self._turn = time.monotonic()
             return
         self._space = asyncio.get_running_loop().create_future()
         await self._space

@@ -16,6 +16,7 @@ import asyncio
 import difflib
 import inspect
 import re
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,6 +95,10 @@ class UnknownCommandError(ValueError):
 COMMAND_WORD = re.compile(r"[A-Za-z0-9][\w:-]*")  # "/README.md" or "/usr/bin" is text, not a command
 BACKGROUND_HOOKS_AT_CLOSE_S = 5.0
 """How long closing waits for hooks still running in the background (each has its own time limit too)."""
+BREATHE_S = 0.005
+"""While a stream's updates arrive back to back (a fast provider, a buffered response), the event loop gets a
+turn at least this often: awaiting data that is already there never suspends, so keys typed meanwhile would
+wait for the whole answer."""
 
 
 @dataclass(frozen=True)
@@ -176,6 +181,7 @@ class AgentSession:
         self._next_turn: list[Any] = []
         self._tasks: set[asyncio.Future[Any]] = set()
         self._last_notice: asyncio.Future[Any] | None = None
+        self._breathed = 0.0
         self._inputs: set[asyncio.Future[Any]] = set()
         self._nested: NestedCalls | None = None
         self._declared = DeclaredTools()
@@ -1078,6 +1084,8 @@ class AgentSession:
         if isinstance(event, TurnEndEvent) and event.entries and not await self.apply_drafts(event.entries, "turn_end"):
             event.continue_ = False
         await self.emit(event)
+        if event.type == "message_update":
+            await self._breathe()
         if isinstance(event, MessageEndEvent):
             self.persist(event.message)
             if getattr(event.message, "stop_reason", "error") not in ("error", "length"):
@@ -1116,6 +1124,12 @@ class AgentSession:
             result = listener(event)
             if inspect.isawaitable(result):
                 asyncio.ensure_future(result)
+
+    async def _breathe(self) -> None:
+        now = time.monotonic()
+        if now - self._breathed >= BREATHE_S:
+            await asyncio.sleep(0)
+            self._breathed = time.monotonic()
 
     def _refresh_system_message(self) -> None:
         self.system_message, self._system_text = _system(self._system_prompt_factory, self.tools())

@@ -114,6 +114,12 @@ class PtyApp:
         """Scrollback and screen, as the user would see scrolling up."""
         return "\n".join([*self.scrollback(), *self.display()])
 
+    def resize(self, columns: int, lines: int) -> None:
+        """The terminal window changes size: the pty's size, the virtual screen's, and SIGWINCH."""
+        fcntl.ioctl(self.master, termios.TIOCSWINSZ, struct.pack("HHHH", lines, columns, 0, 0))
+        self.screen.resize(lines, columns)
+        os.killpg(self.proc.pid, signal.SIGWINCH)
+
     # -- typing ----------------------------------------------------------------------------------
 
     def send(self, data: str | bytes) -> None:

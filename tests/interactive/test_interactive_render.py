@@ -29,6 +29,7 @@ from pi_core.modes.interactive.blocks import summarize_args
 from pi_core.modes.interactive.commands import parse
 from plugins.commands.model import match_models
 from pi_core.modes.interactive.footer import format_tokens
+from pi_core.modes.interactive.markdown import MarkdownStream
 from pi_core.modes.interactive.render import Renderer
 from pi_core.modes.interactive.style import Palette, display_width, strip_ansi, wrap
 from pi_core.runtime.events import AgentSettledEvent, QueueUpdateEvent
@@ -299,3 +300,42 @@ def test_command_parsing_and_model_matching() -> None:
 def test_token_counts_as_the_footer_shows_them() -> None:
     assert [format_tokens(n) for n in (950, 1000, 1_234, 12_345, 200_000, 1_500_000, 12_500_000)] == \
         ["950", "1k", "1.2k", "12k", "200k", "1.5M", "13M"]  # pi's rounding
+
+
+def test_a_long_answer_is_laid_out_off_the_loop_and_what_follows_waits_for_it() -> None:
+    import asyncio
+    import threading
+
+    from pi_core.modes.interactive.render import DEFER_CHARS
+
+    text = "word " * (DEFER_CHARS // 5 + 400)
+
+    async def scenario() -> tuple[list[str], list[str], set[str], list[str]]:
+        render, sink = renderer(60)
+        render.defer_layout = True
+        threads: set[str] = set()
+        close = MarkdownStream.close
+
+        def close_noting_the_thread(self: MarkdownStream, width: int | None) -> list[str]:
+            threads.add(threading.current_thread().name)
+            return close(self, width)
+
+        MarkdownStream.close = close_noting_the_thread  # type: ignore[method-assign]
+        try:
+            message = _stream(render, [text[i:i + 50] for i in range(0, len(text), 50)])
+            render.handle(MessageEndEvent(message))
+            render.notice("after the answer")
+            live_meanwhile = render.live_rows()
+            held = list(sink.rows)
+            await render.settled()
+        finally:
+            MarkdownStream.close = close  # type: ignore[method-assign]
+        return held, sink.rows, threads, live_meanwhile
+
+    held, rows, threads, live_meanwhile = asyncio.run(scenario())
+    assert held == []  # nothing is printed ahead of the answer being laid out...
+    assert live_meanwhile and all("word" in r for r in live_meanwhile if r)  # ...its end stays on screen
+    assert threading.main_thread().name not in threads  # laid out in a worker thread
+    whole, whole_sink = renderer(60)
+    whole.handle(MessageEndEvent(AssistantMessage(content=[TextContent(text=text)])))
+    assert rows == [*whole_sink.rows, "after the answer"]  # the same rows, then what came after, in order

@@ -139,6 +139,7 @@ class InteractiveApp:
         self.output: TerminalOutput | LineOutput = TerminalOutput(stdout, self._output_app) if tty \
             else LineOutput(stdout)
         self.renderer = Renderer(self.output, self.palette, self._width)
+        self.renderer.defer_layout = tty  # long answers are laid out off the loop: keys keep echoing
         self.statuses: dict[str, str] = {}
         self.widgets: dict[str, tuple[Any, str]] = {}  # lines or a plugin's component, placement
         self._widget_factories: dict[str, Any] = {}
@@ -354,6 +355,7 @@ class InteractiveApp:
                 task.cancel()
         try:
             await self.session.close("quit")
+            await self.renderer.settled()
         finally:
             if self._unsubscribe is not None:
                 self._unsubscribe()
@@ -1042,6 +1044,9 @@ class InteractiveApp:
         self._build_editor_component()
         self._bind_shortcuts()
         ticker = asyncio.ensure_future(self._tick())
+        from .warmup import warm_up
+
+        warm_up()  # what the first answer imports, while the first prompt is typed
         enable_extended_keys(self.stdout)
         self._terminal_modes = [_terminal_mode(self.stdin)]
         try:

@@ -394,12 +394,69 @@ class EditorSession(PromptSession[str]):
 
     compact: Callable[[], bool] = staticmethod(lambda: False)
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        import importlib
+
+        module = importlib.import_module("prompt_toolkit.shortcuts.prompt")  # the package's `prompt` is a function
+        self._prompt_cache: tuple[Any, Any] | None = None
+        original = module._split_multiline_prompt
+        module._split_multiline_prompt = split_prompt_once  # this session's layout only
+        try:
+            super().__init__(*args, **kwargs)
+        finally:
+            module._split_multiline_prompt = original
+
+    def _get_prompt(self) -> Any:
+        """The message (the live region over the ``›`` marker) as fragments, made once per message: prompt_toolkit
+        asks for it a dozen times per frame, and the answer being written makes it many rows long."""
+        message = self.message() if callable(self.message) else self.message
+        cached = self._prompt_cache
+        if cached is None or cached[0] is not message:
+            from prompt_toolkit.formatted_text import to_formatted_text
+
+            cached = self._prompt_cache = (message, to_formatted_text(message, style="class:prompt"))
+        return cached[1]
+
     def _get_default_buffer_control_height(self) -> Any:
         from prompt_toolkit.layout.dimension import Dimension
 
         if self.compact() and self.default_buffer.complete_state is None:
             return Dimension()
         return super()._get_default_buffer_control_height()
+
+
+def split_prompt_once(get_prompt_text: Callable[[], Any]) -> tuple[Callable[[], bool], Callable[[], Any],
+                                                                   Callable[[], Any]]:
+    """prompt_toolkit's split of a multi-line prompt into the rows above the input and the input row's prefix,
+    done once per prompt (the same fragments object) and in linear time: prompt_toolkit's own redoes it for
+    each call, inserting at the front of a list per character, which costs a frame tens of milliseconds when
+    the live region holds a screenful of an answer."""
+    from prompt_toolkit.layout.utils import explode_text_fragments
+
+    made: list[Any] = [None, (False, [], [])]
+
+    def parts() -> tuple[bool, list[Any], list[Any]]:
+        fragments = get_prompt_text()
+        if made[0] is not fragments:
+            chars = explode_text_fragments(fragments)
+            cut = next((i for i in range(len(chars) - 1, -1, -1) if chars[i][1] == "\n"), -1)
+            made[0] = fragments
+            made[1] = (cut >= 0, _merged(chars[:max(cut, 0)]), _merged(chars[cut + 1:]))
+        return made[1]  # type: ignore[no-any-return]
+
+    return (lambda: parts()[0]), (lambda: list(parts()[1])), (lambda: list(parts()[2]))
+
+
+def _merged(chars: Any) -> list[tuple[str, str]]:
+    """Per-character fragments joined back into runs of one style (what is drawn is the same; prompt_toolkit
+    splits these into lines per frame, per fragment)."""
+    runs: list[tuple[str, list[str]]] = []
+    for style, char, *_ in chars:
+        if runs and runs[-1][0] == style:
+            runs[-1][1].append(char)
+        else:
+            runs.append((style, [char]))
+    return [(style, "".join(text)) for style, text in runs]
 
 
 def build_prompt(keys: Keys, *, message: Callable[[], Any], footer: Callable[[], Any],
@@ -426,7 +483,34 @@ def build_prompt(keys: Keys, *, message: Callable[[], Any], footer: Callable[[],
     session.app.ttimeoutlen = 0.05  # Esc is answered at once (Alt+key sequences arrive in one read)
     session.app.timeoutlen = 0.1  # ...and so is a lone Esc, which also starts Alt+key bindings
     session.app.min_redraw_interval = 0.04  # a fast stream redraws the live region at most 25 times a second
+    _draw_keys_at_once(session.app)
     return session
+
+
+def _draw_keys_at_once(app: Any) -> None:
+    """Typed keys skip the redraw throttle (``min_redraw_interval``), which is there for the stream: a key is
+    drawn at the loop's next turn, also while a throttled redraw of the live region is still waiting."""
+    from prompt_toolkit.keys import Keys
+
+    not_typed = {Keys.CPRResponse, Keys.Ignore, Keys.Vt100MouseEvent, Keys.WindowsMouseEvent, Keys.ScrollUp,
+                 Keys.ScrollDown}  # the terminal's answers and the mouse: the throttle stays
+    processor = app.key_processor
+    process = processor.process_keys
+
+    def process_keys() -> None:
+        if not any(press.key not in not_typed for press in processor.input_queue):
+            process()
+            return
+        throttle, app.min_redraw_interval = app.min_redraw_interval, None
+        waiting = app._invalidated  # the live region's throttled redraw is on its way: too late for a key
+        try:
+            process()
+        finally:
+            app.min_redraw_interval = throttle
+        if waiting and app.is_running:
+            app.loop.call_soon(app._redraw)
+
+    processor.process_keys = process_keys
 
 
 __all__ = ["PiCompleter", "build_prompt", "history_for", "key_bindings"]

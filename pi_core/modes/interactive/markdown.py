@@ -342,6 +342,10 @@ class MarkdownStream:
         self._live_rows: list[str] = []
 
     @property
+    def pending_size(self) -> int:
+        return self._size
+
+    @property
     def pending(self) -> str:
         if len(self._chunks) > 1:
             self._chunks = ["".join(self._chunks)]

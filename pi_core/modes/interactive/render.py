@@ -35,6 +35,10 @@ class Output(Protocol):
 REPLAY_MESSAGES = 30
 """Messages of a resumed session printed at once (the rest on request: ``/history``)."""
 LIVE_TEXT_ROWS = 10
+DEFER_CHARS = 6_000
+"""A text block longer than this is laid out in a worker thread when it ends (the final layout of a long
+paragraph takes a good part of a second), so keys typed meanwhile still echo at once; what is printed after it
+waits for it, and the scrollback keeps its order."""
 """The most rows of the block being written that the live region shows (the whole block is printed
 once it is complete). Redrawing the live region is the streaming's main cost, so it stays small."""
 
@@ -99,10 +103,10 @@ class _RunningTool:
 class _TextStream:
     """One streamed thinking block, cut into finished rows as it arrives (dimmed, wrapped)."""
 
-    def __init__(self, kind: str, palette: Palette, width: int | None) -> None:
+    def __init__(self, kind: str, palette: Palette, width: Callable[[], int | None]) -> None:
         self.kind = kind
         self.palette = palette
-        self.width = width
+        self.width = width  # asked per row: rows cut after a resize follow it
         self.buf = ""
         self.first = True  # ``buf`` starts a logical line
         self.started = False
@@ -134,8 +138,9 @@ class _TextStream:
         if not self.buf and not self.first:
             chunk = chunk.lstrip(" ")  # a wrapped row does not start with the spaces of the break
         self.buf += chunk
-        if self.width and len(self.buf) > self.width // 2 and display_width(self.buf) > self.width:
-            rows = wrap(self.buf, self.width)
+        width = self.width()
+        if width and len(self.buf) > width // 2 and display_width(self.buf) > width:
+            rows = wrap(self.buf, width)
             for row in rows[:-1]:
                 out.append(self._row(row))
                 self.first = False
@@ -150,18 +155,22 @@ class _MarkdownText:
 
     kind = "text"
 
-    def __init__(self, palette: Palette, width: int | None) -> None:
-        self.width = width
+    def __init__(self, palette: Palette, width: Callable[[], int | None]) -> None:
+        self.width = width  # asked when blocks are laid out: a block finished after a resize takes the new width
         self.stream = MarkdownStream(MarkdownRenderer(palette))
         self.started = False
 
     def feed(self, text: str) -> list[str]:
-        rows = self.stream.feed(text, self.width)
+        rows = self.stream.feed(text, self.width())
         self.started = self.started or bool(text.strip())
         return rows
 
-    def close(self) -> list[str]:
-        return self.stream.close(self.width)
+    def close(self, width: int | None = None) -> list[str]:
+        return self.stream.close(self.width() if width is None else width)
+
+    def size(self) -> int:
+        """Characters not laid out yet (what :meth:`close` has to lay out)."""
+        return self.stream.pending_size
 
     def live(self, width: int | None, limit: int | None = None) -> list[str]:
         return self.stream.live(width, limit)
@@ -207,6 +216,11 @@ class Renderer:
         self._pending_calls: list[str] = []
         self._last_row: str | None = None
         self._last_kind = ""
+        self.defer_layout = False
+        """Lay long blocks out off the event loop (:data:`DEFER_CHARS`); the terminal sets it."""
+        self._held: list[tuple[list[str], str]] | None = None  # printed while a block is being laid out
+        self._laying_out: Any = None  # that layout (a future), and the rows shown for the block meanwhile
+        self._laying_out_rows: list[str] = []
         self.hide_thinking = False
         """``hideThinkingBlock`` / Ctrl+T: thinking shows as one "Thinking…" row instead of its text."""
         self.expand_tools = False
@@ -222,7 +236,10 @@ class Renderer:
         if rows:
             self._last_row = rows[-1]
             self._last_kind = kind
-            self.out.scroll(rows)
+            if self._held is not None:  # after the block being laid out
+                self._held.append((rows, kind))
+            else:
+                self.out.scroll(rows)
 
     def gap(self) -> None:
         """A blank row between blocks (never two, none at the very top)."""
@@ -506,8 +523,8 @@ class Renderer:
         stream = self._stream
         if stream is None or stream.kind != kind:
             self._end_stream()
-            stream = self._stream = _TextStream(kind, self.palette, self.width()) if kind == "thinking" \
-                else _MarkdownText(self.palette, self.width())
+            stream = self._stream = _TextStream(kind, self.palette, self.width) if kind == "thinking" \
+                else _MarkdownText(self.palette, self.width)
         was_started = stream.started
         rows = stream.feed(text)
         if stream.started and not was_started:
@@ -517,8 +534,46 @@ class Renderer:
 
     def _end_stream(self) -> None:
         stream, self._stream = self._stream, None
-        if stream is not None:
-            self.scroll(stream.close())
+        if stream is None:
+            return
+        if self.defer_layout and self._held is None and isinstance(stream, _MarkdownText) \
+                and stream.size() > DEFER_CHARS:
+            self._lay_out_later(stream)
+            return
+        self.scroll(stream.close())
+
+    def _lay_out_later(self, stream: _MarkdownText) -> None:
+        import asyncio
+
+        width = self.width() or 80
+        self._laying_out_rows = stream.live(width, LIVE_TEXT_ROWS)  # what was on screen stays until then
+        self._held = []
+        self._last_row, self._last_kind = self._laying_out_rows[-1] if self._laying_out_rows else "…", "text"
+        future = asyncio.get_running_loop().run_in_executor(None, stream.close, width)
+        self._laying_out = future
+        future.add_done_callback(self._laid_out)
+
+    def _laid_out(self, future: Any) -> None:
+        held, self._held = self._held or [], None
+        self._laying_out, self._laying_out_rows = None, []
+        failed = future.exception() if not future.cancelled() else None
+        rows = future.result() if not future.cancelled() and failed is None else []
+        if failed is not None:  # a bug in the layout must not silently lose the answer's end
+            rows = [self.palette(f"(the rest of the answer could not be shown: {failed})", "red")]
+        if rows:
+            self.out.scroll(rows)
+            self._last_row = rows[-1] if not held else self._last_row
+        for later, _ in held:
+            self.out.scroll(later)
+        self.out.live_changed()
+
+    async def settled(self) -> None:
+        """Wait for a block still being laid out (before the last rows are written at exit)."""
+        import asyncio
+
+        future = self._laying_out
+        if future is not None:
+            await asyncio.wait({future}, timeout=10)
 
     # -- the live region -----------------------------------------------------------------------
 
@@ -526,7 +581,7 @@ class Renderer:
         """What is still changing, top to bottom (without the input line and footer)."""
         width = width or self.width() or 80
         p = self.palette
-        rows: list[str] = []
+        rows: list[str] = list(self._laying_out_rows)
         if self._stream is not None:
             rows.extend(self._stream.live(width, LIVE_TEXT_ROWS))
         for name in self._pending_calls:
