@@ -4,6 +4,7 @@ labels, and continuing from any entry (in a pseudo-terminal for the keys)."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -123,4 +124,40 @@ def test_choosing_a_user_message_puts_it_back_in_the_editor(running, tmp_path: P
     app.wait_for("the message is in the editor")
     app.wait_for(lambda: any(r.startswith("› second question") for r in app.display()))
     app.send("\x15")
+    quit_app(app)
+
+
+def test_ctrl_x_copies_the_selected_entry_shift_t_shows_label_times_and_tree_keys_remap(running,
+                                                                                       tmp_path: Path) -> None:
+    file = branched_session(tmp_path / "sessions" / "branched.jsonl", tmp_path / "project")
+    with file.open("a") as handle:
+        handle.write(json.dumps({"type": "label", "id": "l1", "parentId": "a2b", "targetId": "a2a",
+                                 "label": "keep", "timestamp": "2026-09-21T12:00:09.000Z"}) + "\n")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "xclip").write_text(f"#!/bin/sh\ncat > {tmp_path / 'copied.txt'}\n")
+    (bin_dir / "xclip").chmod(0o755)
+    (tmp_path / "agent").mkdir()
+    (tmp_path / "agent" / "keybindings.json").write_text(json.dumps({"app.tree.filter.userOnly": "ctrl+k"}))
+    app = running(session=str(file), env={"PATH": f"{bin_dir}:{os.environ['PATH']}", "DISPLAY": ":0",
+                                          "WAYLAND_DISPLAY": ""})
+    app.type("/tree")
+    app.wait_for("Session tree")
+    for _ in range(6):  # down to the last answer (the label entry at the end is the current position)
+        app.send("\x1b[B")
+        app.pump(0.05)
+    app.wait_for(lambda: any(r.startswith("›") and "answer B" in r for r in app.display()))
+    app.send("\x18")  # Ctrl+X: the selected entry's text, the navigator stays
+    app.wait_for("Copied selected message to clipboard")
+    assert (tmp_path / "copied.txt").read_text() == "answer B"
+    app.wait_for(lambda: "[keep] assistant: answer A" in "\n".join(app.display()))
+    app.send("T")  # Shift+T: the labels' times
+    app.wait_for(lambda: "[keep 2026-09-21T12:00] assistant: answer A" in "\n".join(app.display()))
+    app.send("\x15")  # Ctrl+U is no filter now: keybindings.json moved user-only to Ctrl+K
+    app.pump(0.3)
+    assert "filter: default" in "\n".join(app.display())
+    app.send("\x0b")  # Ctrl+K
+    app.wait_for("filter: user-only")
+    app.send("\x1b")
+    app.wait_for(lambda: "Session tree" not in "\n".join(app.display()))
     quit_app(app)

@@ -4,8 +4,9 @@ branches indented, the current branch marked, any entry selectable.
 Keys as pi binds them (remappable with ``app.tree.*`` in keybindings.json): Up/Down, PageUp/PageDown,
 Enter chooses, Esc cancels; Ctrl+Left / Alt+Left folds the branch under the entry (or goes to the start of
 the segment), Ctrl+Right / Alt+Right unfolds (or goes to the next branch point); Shift+L sets a label;
-Shift+T shows label times; filters Ctrl+D default, Ctrl+T without tool results, Ctrl+U user messages only,
-Ctrl+L labelled only, Ctrl+A everything, Ctrl+O / Shift+Ctrl+O cycle. Typing filters by text.
+Shift+T shows label times; Ctrl+X copies the entry's text; filters Ctrl+D default, Ctrl+T without tool results,
+Ctrl+U user messages only, Ctrl+L labelled only, Ctrl+A everything, Ctrl+O / Shift+Ctrl+O cycle. Typing filters
+by text.
 
 :class:`TreeState` holds the rows and the keys' effects (no terminal needed); :func:`run_tree` draws it.
 """
@@ -75,6 +76,31 @@ def describe(raw: dict[str, Any]) -> tuple[str, str]:
     return "other", f"[{kind}]"
 
 
+def copy_text(raw: dict[str, Any]) -> str | None:
+    """An entry's whole text, as pi copies it from the tree: a message's text (an answer without text: its
+    error), a shell command, a summary, a label; ``None`` when the entry holds no text."""
+    kind = raw.get("type", "")
+    if kind == "message":
+        message = raw.get("message") or {}
+        if message.get("role") == "bashExecution":
+            return message.get("command") or None
+        text = _full_text(message.get("content"))
+        return text or (message.get("errorMessage") if message.get("role") == "assistant" else None) or None
+    if kind == "custom_message":
+        return _full_text(raw.get("content")) or None
+    if kind in ("compaction", "branch_summary"):
+        return raw.get("summary") or None
+    if kind == "label":
+        return raw.get("label") or None
+    return None
+
+
+def _full_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "\n".join(b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text")
+
+
 def _text(content: Any) -> str:
     if isinstance(content, str):
         text = content
@@ -93,6 +119,8 @@ class TreeState:
         self.folded: set[str] = set()
         self.query = ""
         self.show_label_times = False
+        self.status = ""
+        """A passing message under the title (what Ctrl+X did)."""
         self.path = self._path_ids()
         self.rows: list[Row] = []
         self.cursor = 0
@@ -209,6 +237,12 @@ class TreeState:
         self.query = text
         self.rebuild()
 
+    def selected_text(self) -> str | None:
+        """The selected entry's text to copy (Ctrl+X)."""
+        entry_id = self.selected()
+        node = self._node(entry_id) if entry_id else None
+        return copy_text(node.raw) if node is not None else None
+
     def _node(self, entry_id: str) -> Any:
         stack = list(self.roots)
         while stack:
@@ -276,8 +310,9 @@ async def run_tree(palette: Palette, state: TreeState, keymap: Any, *, title: st
 
     def header() -> Any:
         hint = (f"  filter: {state.filter_mode} · Enter continue from here · Esc cancel · "
-                "Shift+L label · Ctrl+←/→ fold · Ctrl+O filters")
-        return ANSI(p(title, "bold") + p(hint, "muted"))
+                "Shift+L label · Ctrl+X copy · Ctrl+←/→ fold · Ctrl+O filters")
+        status = f"\n{p(state.status, 'accent')}" if state.status else ""
+        return ANSI(p(title, "bold") + p(hint, "muted") + status)
 
     def body() -> Any:
         size = shutil.get_terminal_size((80, 24))
@@ -314,6 +349,7 @@ async def run_tree(palette: Palette, state: TreeState, keymap: Any, *, title: st
                               ("app.tree.filter.labeledOnly", "ctrl+l", "labeled-only"),
                               ("app.tree.filter.all", "ctrl+a", "all")):
         bind(action, (key,), lambda event, mode=mode: state.set_filter(mode))
+    bind("app.message.copy", ("ctrl+x",), lambda event: _copy_selected(state, event.app))
     bind("app.tree.filter.cycleForward", ("ctrl+o",), lambda event: state.cycle_filter(1))
     bind("app.tree.filter.cycleBackward", ("shift+ctrl+o",), lambda event: state.cycle_filter(-1))
 
@@ -328,4 +364,24 @@ async def run_tree(palette: Palette, state: TreeState, keymap: Any, *, title: st
     return await app.run_async()
 
 
-__all__ = ["FILTERS", "Row", "TreeState", "describe", "run_tree"]
+def _copy_selected(state: TreeState, app: Any) -> None:
+    """Ctrl+X: the selected entry's text to the clipboard (in a thread: the clipboard program may take a
+    moment); the navigator stays open and says what happened."""
+    import asyncio
+
+    from .commands import copy_to_clipboard
+
+    text = state.selected_text()
+    if not text:
+        state.status = "Selected entry has no text to copy"
+        return
+
+    async def copy() -> None:
+        how = await asyncio.to_thread(copy_to_clipboard, text)
+        state.status = "Copied selected message to clipboard" if how else "No clipboard available"
+        app.invalidate()
+
+    app.create_background_task(copy())
+
+
+__all__ = ["FILTERS", "Row", "TreeState", "copy_text", "describe", "run_tree"]
