@@ -10,7 +10,19 @@ not returned by then is skipped and reported as a :class:`HookTimeoutError` nami
 hook. So that the limit can act on a ``def`` handler that blocks, limited ``def`` handlers run in a
 worker thread (whose running event loop is the session's, so the ``ctx`` API and ``asyncio`` calls work
 from them); ``async def`` handlers run as a task that is cancelled at the limit. Time spent in ``ctx.ui``
-dialogs and inside :func:`hook_wait` (``ctx.waiting()``) does not count.
+dialogs and inside :func:`hook_wait` (``ctx.waiting()``) does not count. Without a limit (``0``, and the
+long-running hooks in :data:`UNLIMITED_HOOKS`) a ``def`` handler still runs in a worker thread, so one that
+blocks never holds the event loop (SIGTERM is still heard); only pi's built-in plugins run inline.
+
+A handler that ran out of time and whose call is still running (a thread stuck for good) is not called
+again until that call returns: its later calls are skipped at once, reported once. After
+:data:`TIMEOUTS_BEFORE_DISABLED` timeouts it is not called again in the session. So a hook that always
+hangs costs one limit, not one per call (``message_update`` comes once per streamed token), and leaves
+one thread behind, not one per call.
+
+A ``KeyboardInterrupt`` (or another exception that is not an ``Exception``) raised by a handler is that
+handler's failure like any other; a real Ctrl-C is told apart by where it was raised (not by a ``raise`` in
+the handler's own code) and goes through.
 """
 
 from __future__ import annotations
@@ -19,12 +31,14 @@ import asyncio
 import concurrent.futures
 import contextlib
 import contextvars
+import dis
 import inspect
 import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pluggy
@@ -54,10 +68,21 @@ class StrictPluginError(Exception):
 class HookTimeoutError(TimeoutError):
     """A handler did not return within its hook's time limit; it was skipped."""
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, running: Any = None) -> None:
         self.seconds = seconds
+        self.running = running
+        """The abandoned call (a future), which may go on running in its thread."""
         super().__init__(f"did not return within {seconds:g} s and was skipped (the limit is the setting "
                          f"plugins.hookTimeoutMs)")
+
+
+class HookStuckError(RuntimeError):
+    """A handler is skipped without being called: an earlier call that ran out of time has not returned,
+    or it ran out of time too often (:data:`TIMEOUTS_BEFORE_DISABLED`)."""
+
+
+#: A handler that ran out of time this many times is not called again in the session.
+TIMEOUTS_BEFORE_DISABLED = 3
 
 
 #: The default limit of one handler call, in milliseconds (``plugins.hookTimeoutMs``).
@@ -130,6 +155,8 @@ _CLOCK: contextvars.ContextVar[_Clock | None] = contextvars.ContextVar("pi_hook_
 
 #: While a handler waits on the user, its limit is looked at again this often.
 _PAUSED_POLL_S = 0.25
+#: How long a handler task cancelled at its limit gets to end (it normally does at its next await).
+_CANCEL_GRACE_S = 0.05
 
 
 @contextlib.contextmanager
@@ -159,7 +186,7 @@ class _Exited(Exception):
 async def _contained(awaitable: Any) -> Any:
     try:
         return await awaitable
-    except SystemExit as exc:
+    except (SystemExit, KeyboardInterrupt) as exc:
         raise _Exited(exc) from None
 
 
@@ -197,9 +224,12 @@ async def _within(running: asyncio.Future[Any], clock: _Clock) -> Any:
         if running.done():
             break
     if not running.done():
-        running.cancel()  # a task is cancelled; a worker thread is left to finish on its own
         running.add_done_callback(_forget)
-        raise HookTimeoutError(clock.limit)
+        if isinstance(running, asyncio.Task):
+            running.cancel()
+            await asyncio.wait({running}, timeout=_CANCEL_GRACE_S)  # a cancelled task ends at its next await
+        # a worker thread is left to finish on its own: its future is done when (if ever) it returns
+        raise HookTimeoutError(clock.limit, running)
     try:
         return running.result()
     except _Exited as exc:
@@ -294,6 +324,8 @@ class Dispatcher:
         waits have their own limits, and hot hooks stay cheap). Set before their first call."""
         self._cache: dict[str, tuple[_Impl, ...]] = {}
         self._generation = -1
+        self._breakers: dict[tuple[str, str], _Breaker] = {}
+        """(plugin, hook) -> its timeouts so far and the call that ran out of time last."""
 
     # -- handler lookup ------------------------------------------------------------------------
 
@@ -339,13 +371,20 @@ class Dispatcher:
         limit = self.timeouts.seconds(hook)
         for impl in impls:
             try:
-                if limit is None or not impl.limited:
+                if not impl.limited:  # pi's built-ins: inline (hot hooks stay cheap)
                     result = impl.call(event, ctx)
                     if result is not None and inspect.isawaitable(result):
                         result = await result
                 else:
-                    result = await _call_limited(impl, limit, lambda impl=impl: impl.call(event, ctx))
-            except (Exception, SystemExit) as exc:
+                    self._check_stuck(impl, hook)
+                    thunk = lambda impl=impl: impl.call(event, ctx)  # noqa: E731
+                    result = await (_call_unlimited(impl, thunk) if limit is None else
+                                    _call_limited(impl, limit, thunk))
+            except BaseException as exc:  # noqa: BLE001 - a handler's failure, whatever it raised
+                if not self._handler_failed(impl, hook, exc):
+                    raise
+                if isinstance(exc, _Skipped):
+                    continue
                 if hook in FAIL_CLOSED:
                     return self._fail_closed(hook, impl, event, exc)
                 self._report(impl.plugin, hook, exc)
@@ -371,12 +410,18 @@ class Dispatcher:
         limit = self.timeouts.seconds(hook)
         for impl in self.impls(hook):
             try:
-                if limit is None or not impl.limited:
+                if not impl.limited:
                     result = await _invoke(impl, kwargs)
                 else:
-                    result = await _call_limited(impl, limit, lambda impl=impl: _arguments(impl, kwargs))
-            except (Exception, SystemExit) as exc:
-                self._report(impl.plugin, hook, exc)
+                    self._check_stuck(impl, hook)
+                    thunk = lambda impl=impl: _arguments(impl, kwargs)  # noqa: E731
+                    result = await (_call_unlimited(impl, thunk) if limit is None else
+                                    _call_limited(impl, limit, thunk))
+            except BaseException as exc:  # noqa: BLE001 - a handler's failure, whatever it raised
+                if not self._handler_failed(impl, hook, exc):
+                    raise
+                if not isinstance(exc, _Skipped):
+                    self._report(impl.plugin, hook, exc)
                 continue
             if result is not None:
                 results.append(result)
@@ -397,8 +442,45 @@ class Dispatcher:
                         _run_sync(result)
                 else:
                     _call_limited_blocking(limit, lambda impl=impl, kwargs=kwargs: _arguments(impl, kwargs))
-            except (Exception, SystemExit) as exc:
+            except BaseException as exc:  # noqa: BLE001 - a handler's failure, whatever it raised
+                if not _is_failure(exc, impl):
+                    raise
                 on_failure(impl.plugin, exc)
+
+    # -- handlers that fail or hang ---------------------------------------------------------------
+
+    def _check_stuck(self, impl: _Impl, hook: str) -> None:
+        """Raise :class:`_Skipped` instead of calling a handler whose timed-out call still runs, or that
+        ran out of time too often; the first skip of a stuck call is reported."""
+        breaker = self._breakers.get((impl.plugin, hook))
+        if breaker is None:
+            return
+        if breaker.timeouts >= TIMEOUTS_BEFORE_DISABLED:
+            raise _Skipped()  # said when it happened
+        if breaker.running is None or breaker.running.done():
+            breaker.running = None
+            return
+        if not breaker.reported:
+            breaker.reported = True
+            self._report(impl.plugin, hook, HookStuckError(
+                "its call that ran out of time has not returned; it is skipped until that call returns"))
+        raise _Skipped()
+
+    def _handler_failed(self, impl: _Impl, hook: str, exc: BaseException) -> bool:
+        """Whether ``exc`` is the handler's failure (else it is pi's own: a cancellation, a real Ctrl-C);
+        notes a timeout for the breaker."""
+        if isinstance(exc, _Skipped):
+            return True
+        if not _is_failure(exc, impl):
+            return False
+        if isinstance(exc, HookTimeoutError):
+            breaker = self._breakers.setdefault((impl.plugin, hook), _Breaker())
+            breaker.timeouts += 1
+            breaker.running, breaker.reported = exc.running, False
+            if breaker.timeouts >= TIMEOUTS_BEFORE_DISABLED:
+                exc.args = (f"{exc.args[0]}; it ran out of time {breaker.timeouts} times and is not called "
+                            "again in this session",)
+        return True
 
     # -- errors --------------------------------------------------------------------------------
 
@@ -414,6 +496,58 @@ class Dispatcher:
         self._report(impl.plugin, hook, exc)
         event._apply(Block(reason=f"blocked because plugin {impl.plugin!r} failed: {type(exc).__name__}: {exc}"))
         return event
+
+
+class _Skipped(Exception):
+    """A handler not called (see ``Dispatcher._check_stuck``)."""
+
+
+@dataclass
+class _Breaker:
+    timeouts: int = 0
+    running: Any = None
+    """The call that ran out of time last, while it may still run (a future)."""
+    reported: bool = False
+    """Whether skipping because of it was reported."""
+
+
+_ASYNCIO = Path(asyncio.__file__).parent
+
+
+def _is_failure(exc: BaseException, impl: _Impl) -> bool:
+    """A handler's exception is its failure unless it is a cancellation (pi stopping the call) or a
+    ``KeyboardInterrupt`` from a real Ctrl-C: one a handler raised itself comes from a ``raise`` outside
+    asyncio (a signal interrupts whatever instruction runs; asyncio's runner raises the second Ctrl-C),
+    or from a worker thread, which never receives signals."""
+    if isinstance(exc, Exception | SystemExit):
+        return True
+    if isinstance(exc, asyncio.CancelledError | GeneratorExit):
+        return False
+    if not isinstance(exc, KeyboardInterrupt):
+        return True  # another BaseException a plugin made up
+    frame, lasti, in_worker_thread = None, -1, False
+    tb = exc.__traceback__
+    while tb is not None:
+        frame, lasti, tb = tb.tb_frame, tb.tb_lasti, tb.tb_next
+        in_worker_thread = in_worker_thread or frame.f_code.co_name == "job" and \
+            Path(frame.f_code.co_filename).name in ("offloop.py", "dispatch.py")
+    if frame is None:
+        return False
+    code = frame.f_code
+    explicit = 0 <= lasti < len(code.co_code) and code.co_code[lasti] == _RAISE
+    return in_worker_thread or explicit and not Path(code.co_filename).is_relative_to(_ASYNCIO)
+
+
+_RAISE = dis.opmap["RAISE_VARARGS"]
+
+
+async def _call_unlimited(impl: _Impl, thunk: Callable[[], Any]) -> Any:
+    """A handler call without a time limit: a ``def`` still runs in a worker thread (one that blocks must
+    not hold the event loop: pi would not even hear SIGTERM); an ``async def`` is awaited."""
+    result = thunk() if impl.is_async else await in_worker(thunk)
+    if result is not None and inspect.isawaitable(result):
+        result = await result
+    return result
 
 
 def _is_async(function: Callable[..., Any]) -> bool:
@@ -453,5 +587,5 @@ def _run_sync(awaitable: Any) -> Any:
     return box.get("value")
 
 
-__all__ = ["DEFAULT_HOOK_TIMEOUT_MS", "Dispatcher", "HookError", "HookTimeoutError", "HookTimeouts",
-           "StrictPluginError", "UNLIMITED_HOOKS", "hook_wait"]
+__all__ = ["DEFAULT_HOOK_TIMEOUT_MS", "Dispatcher", "HookError", "HookStuckError", "HookTimeoutError", "HookTimeouts",
+           "StrictPluginError", "TIMEOUTS_BEFORE_DISABLED", "UNLIMITED_HOOKS", "hook_wait"]

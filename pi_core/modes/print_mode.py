@@ -10,6 +10,7 @@ run can end with fewer messages than it started with) and retries trim.
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -42,10 +43,19 @@ async def prompt_watched(session: AgentSession, prompt: str, images: list[Any] |
     """Run one prompt with SIGTERM/SIGHUP aborting it; the run's last answer and the signal's exit code."""
     watcher = AnswerWatcher()
     unsubscribe = session.subscribe(watcher)
+    run = asyncio.ensure_future(session.prompt(prompt, images, source="print"))
     try:
-        with SignalStop(abort_session(session)) as stop:
-            await session.prompt(prompt, images, source="print")
+        with SignalStop(abort_session(session, run)) as stop:
+            try:
+                await run
+            except asyncio.CancelledError:
+                current = asyncio.current_task()
+                if stop.code is None or current is not None and current.cancelling():
+                    raise
+                # the run ignored the abort (a handler that never returns) and was cancelled: stop here
     finally:
+        if not run.done():
+            run.cancel()
         unsubscribe()
     return watcher.answer, stop.code
 

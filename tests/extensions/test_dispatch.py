@@ -171,15 +171,29 @@ def test_an_error_is_reported_with_the_plugin_name_and_the_next_handler_runs() -
     assert "boom" in str(errors[0]) and "broken" in str(errors[0])
 
 
-def test_keyboard_interrupt_is_not_swallowed() -> None:
+def test_a_keyboard_interrupt_a_handler_raises_is_its_failure_but_a_real_ctrl_c_goes_through() -> None:
+    import os
+    import signal
+
     class Interrupts:
         @hookimpl
         def turn_start(self, event: Any) -> None:
             raise KeyboardInterrupt
 
-    dispatch, _ = make(("i", Interrupts()))
+    dispatch, errors = make(("i", Interrupts()))
+    run(dispatch.call("turn_start", TurnStartEvent()))
+    assert [(e.plugin, type(e.error)) for e in errors] == [("i", KeyboardInterrupt)]
+
+    class CtrlC:
+        @hookimpl
+        async def turn_start(self, event: Any) -> None:
+            os.kill(os.getpid(), signal.SIGINT)  # the user presses Ctrl-C while the handler runs
+            await asyncio.sleep(5)
+
+    dispatch, errors = make(("c", CtrlC()))
     with pytest.raises(KeyboardInterrupt):
-        run(dispatch.call("turn_start", TurnStartEvent()))
+        asyncio.run(dispatch.call("turn_start", TurnStartEvent()))
+    assert not errors
 
 
 def test_before_tool_call_fails_closed() -> None:

@@ -4,7 +4,9 @@ Each run loads one plugin file per hook (so a registration failure, which unregi
 does not hide the other hooks), all failing the same way, and asks the offline ``faux`` model for two
 tool calls, so that the tool hooks run too. Whatever the plugins do, pi must finish, print no
 traceback, name each failing plugin on stderr (RPC: also as an ``extension_error`` event), keep the
-JSON and RPC stdout valid JSON lines, and still give the answer.
+JSON and RPC stdout valid JSON lines, and still give the answer. ``message_update`` comes once per
+streamed delta, so a handler of it that hangs is the case the hook breaker is for (one limit, not one per
+delta). The provider hooks, which only providers speaking HTTP call, run against the fake OpenAI server.
 """
 
 from __future__ import annotations
@@ -18,10 +20,11 @@ from typing import Any
 
 import pytest
 
-HOOKS = ("register_tools", "register_commands", "session_start", "session_shutdown", "context",
-         "before_agent_start", "input", "before_tool_call", "after_tool_call")
-REGISTRATION = ("register_tools", "register_commands")
-FAILURES = ("raise", "wrong_type", "hang_sync", "hang_async", "print", "exit")
+HOOKS = ("register_tools", "register_commands", "register_providers", "session_start", "session_shutdown",
+         "context", "before_agent_start", "input", "before_tool_call", "after_tool_call", "message_update")
+REGISTRATION = ("register_tools", "register_commands", "register_providers")
+NOTIFY = ("session_start", "session_shutdown", "message_update")  # a return value is ignored
+FAILURES = ("raise", "wrong_type", "hang_sync", "hang_async", "print", "exit", "interrupt")
 MODES = ("print", "json", "rpc")
 
 #: short, so the hanging cells stay quick; pi's built-in plugins have no limit, so only these hooks hit it
@@ -31,6 +34,8 @@ HANG_LIMIT_MS = 500
 WRONG = {
     "register_tools": 'register("not a tool")',
     "register_commands": "register(42)",
+    "register_providers": "register(42)",
+    "message_update": 'return "ignored"',
     "session_start": 'return "ignored"',  # notify hooks: a return value is ignored, nothing to report
     "session_shutdown": 'return "ignored"',
     "context": 'return "not a message list"',
@@ -57,6 +62,7 @@ def plugin_source(hook: str, failure: str) -> str:
         "hang_async": "await asyncio.Event().wait()",
         "print": f'print("PRINTED-BY-{hook}")\nprint("{{not json")',
         "exit": "sys.exit(3)",
+        "interrupt": "raise KeyboardInterrupt",  # a plugin's failure, not a Ctrl-C
     }[failure]
     if hook == "before_tool_call":
         body = f'if event.arguments.get("path") != "gate.txt":\n    return None\n{body}'
@@ -75,7 +81,7 @@ def names_plugin(failure: str, hook: str) -> bool:
     """Whether this cell is an error pi must report (a print is not; a notify hook's return is ignored)."""
     if failure == "print":
         return False
-    return not (failure == "wrong_type" and hook in ("session_start", "session_shutdown"))
+    return not (failure == "wrong_type" and hook in NOTIFY)
 
 
 def strict_json(line: str) -> Any:
@@ -140,3 +146,36 @@ def test_a_failing_plugin_never_takes_pi_down(pi_exe: list[str], tmp_path: Path,
         for hook in set(HOOKS) - {*REGISTRATION, "session_shutdown"}:
             if names_plugin(failure, hook):
                 assert f"fails_{hook}.py" in reported, (hook, reported)
+
+
+PROVIDER_HOOKS = ("before_provider_request", "before_provider_headers", "after_provider_response",
+                  "provider_stream_event")
+
+
+@pytest.mark.parametrize("failure", FAILURES)
+def test_a_failing_provider_hook_never_takes_pi_down(pi_exe: list[str], tmp_path: Path, failure: str) -> None:
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
+    from fake_openai import FakeOpenAI, write_agent_dir
+
+    agent = tmp_path / "agent"
+    args: list[str] = []
+    for hook in PROVIDER_HOOKS:
+        path = tmp_path / f"fails_{hook}.py"
+        source = plugin_source("context", failure).replace("def context(", f"def {hook}(")
+        path.write_text(source.replace('"boom in context"', f'"boom in {hook}"'))
+        args += ["-e", str(path)]
+    turns = [{"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "echo one"}}]},
+             {"text": "the final answer"}]
+    with FakeOpenAI(turns) as server:
+        limit = HANG_LIMIT_MS if failure.startswith("hang") else 5000
+        write_agent_dir(agent, server.base_url, {"plugins": {"hookTimeoutMs": limit}})
+        result = subprocess.run([*pi_exe, *args, "--provider", "fake", "--model", "fake-model", "--no-session",
+                                 "-p", "go"], cwd=tmp_path, capture_output=True, text=True, timeout=180,
+                                env={**os.environ, "PI_CODING_AGENT_DIR": str(agent)})
+    assert result.returncode == 0, result.stderr
+    assert "the final answer" in result.stdout and "Traceback" not in result.stderr
+    if failure not in ("print", "wrong_type"):
+        for hook in PROVIDER_HOOKS:
+            assert f"fails_{hook}.py" in result.stderr, (hook, result.stderr)

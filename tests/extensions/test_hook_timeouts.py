@@ -11,7 +11,13 @@ from typing import Any
 
 from pi_core import BeforeToolCallEvent, Block, ContextEvent, TurnStartEvent, UserMessage, hookimpl
 from pi_core.extensions.context import UI, ExtensionContext
-from pi_core.extensions.dispatch import Dispatcher, HookTimeoutError, HookTimeouts, UNLIMITED_HOOKS
+from pi_core.extensions.dispatch import (
+    TIMEOUTS_BEFORE_DISABLED,
+    UNLIMITED_HOOKS,
+    Dispatcher,
+    HookTimeoutError,
+    HookTimeouts,
+)
 from pi_core.extensions.manager import PiPluginManager, build_plugin_host
 from pi_core.runtime.settings import Settings
 
@@ -119,7 +125,9 @@ def test_a_def_handler_runs_off_the_loop_but_can_still_schedule_work_on_it() -> 
     assert seen["thread"] is not threading.main_thread() and not errors
 
 
-def test_without_a_limit_handlers_run_inline_on_the_loop() -> None:
+def test_without_a_limit_a_def_handler_still_runs_off_the_loop() -> None:
+    """So that one that blocks never holds the event loop: pi must still hear SIGTERM (the signal tests
+    drive that through pi). pi's built-ins run inline, whatever the limit."""
     seen = []
 
     class Where:
@@ -129,9 +137,78 @@ def test_without_a_limit_handlers_run_inline_on_the_loop() -> None:
 
     dispatch, _ = make(("w", Where()), timeouts=HookTimeouts(0))
     asyncio.run(dispatch.call("turn_start", TurnStartEvent()))
-    dispatch.unlimited.add("w")  # pi's built-ins: also inline, whatever the limit
+    assert seen[-1] is not threading.main_thread()
+    dispatch.unlimited.add("w")
+    dispatch._cache.clear()
     asyncio.run(dispatch.call("turn_start", TurnStartEvent()))
-    assert seen == [threading.main_thread()] * 2
+    assert seen[-1] is threading.main_thread()
+
+
+def test_a_handler_stuck_for_good_costs_one_limit_not_one_per_call() -> None:
+    """The audit's case: a message_update handler that blocks made a 20-word answer take 56 s (one 5 s
+    limit per streamed delta, one more stuck thread each). Its later calls are skipped while the first
+    one is stuck, and that is said once."""
+    import time
+
+    class Hangs:
+        @hookimpl
+        def turn_start(self, event: Any) -> None:
+            threading.Event().wait()
+
+    recorder = Recorder()
+    dispatch, errors = make(("hangs", Hangs()), ("next", recorder), timeouts=HookTimeouts(1000))
+
+    async def main() -> None:
+        for _ in range(20):
+            await dispatch.call("turn_start", TurnStartEvent())
+
+    started = time.monotonic()
+    asyncio.run(main())
+    assert time.monotonic() - started < 10  # one limit (1 s); it was 20 s
+    assert [type(e.error).__name__ for e in errors] == ["HookTimeoutError", "HookStuckError"]
+    assert "skipped until that call returns" in str(errors[1])
+    assert recorder.calls == ["after"] * 20  # the other plugin's handler ran every time
+
+
+def test_a_handler_that_keeps_running_out_of_time_is_switched_off() -> None:
+    calls = []
+
+    class Slow:
+        @hookimpl
+        async def turn_start(self, event: Any) -> None:
+            calls.append(1)
+            await asyncio.sleep(3600)  # cancelled at the limit each time, so never stuck
+
+    dispatch, errors = make(("slow", Slow()))
+
+    async def main() -> None:
+        for _ in range(6):
+            await dispatch.call("turn_start", TurnStartEvent())
+
+    asyncio.run(main())
+    assert len(calls) == TIMEOUTS_BEFORE_DISABLED
+    assert [type(e.error) for e in errors] == [HookTimeoutError] * TIMEOUTS_BEFORE_DISABLED
+    assert "is not called again in this session" in str(errors[-1])
+
+
+def test_keyboard_interrupt_from_a_handler_is_its_failure() -> None:
+    class Sync:
+        @hookimpl
+        def turn_start(self, event: Any) -> None:
+            raise KeyboardInterrupt
+
+    class Async:
+        @hookimpl
+        async def turn_start(self, event: Any) -> None:
+            raise KeyboardInterrupt
+
+    for timeouts in (LIMIT, HookTimeouts(0)):
+        recorder = Recorder()
+        dispatch, errors = make(("sync", Sync()), ("async", Async()), ("next", recorder), timeouts=timeouts)
+        asyncio.run(dispatch.call("turn_start", TurnStartEvent()))
+        assert [(e.plugin, type(e.error)) for e in errors] == [("sync", KeyboardInterrupt),
+                                                              ("async", KeyboardInterrupt)]
+        assert recorder.calls == ["after"]
 
 
 def test_builtin_plugins_have_no_limit_and_others_do() -> None:
@@ -223,3 +300,28 @@ def test_the_setting_and_its_per_hook_overrides() -> None:
     assert tuned.seconds("session_before_compact") == 60.0
     assert HookTimeouts.from_settings(Settings.model_validate({"plugins": {"hookTimeoutMs": 0}}).plugins
                                       ).seconds("input") is None
+
+
+def test_a_message_update_handler_that_hangs_through_pi(tmp_path: Path) -> None:
+    """message_update comes once per streamed delta: with a handler stuck for good each delta used to
+    wait the whole limit (the audit: a 20-word answer took 56 s). Now one limit, said twice at most."""
+    import json
+    import os
+    import subprocess
+    import time
+
+    plugin = tmp_path / "stuck_updates.py"
+    plugin.write_text("import threading\nfrom pi_core import hookimpl\n\n@hookimpl\n"
+                      "def message_update(event, ctx):\n    threading.Event().wait()\n")
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "settings.json").write_text(json.dumps({"plugins": {"hookTimeoutMs": 1000}}))
+    prompt = " ".join(f"word{i}" for i in range(60))  # echoed back in about 100 deltas
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "pi_core", "-e", str(plugin), "--provider", "faux", "--model",
+                           "echo", "--no-session", "-p", prompt], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "PI_CODING_AGENT_DIR": str(agent)})
+    assert time.monotonic() - started < 60  # one 1 s limit; it was one per delta, over 100 s
+    assert done.returncode == 0 and prompt in done.stdout, done.stderr
+    said = [line for line in done.stderr.splitlines() if "stuck_updates.py" in line]
+    assert len(said) == 2 and "HookTimeoutError" in said[0] and "HookStuckError" in said[1]

@@ -16,7 +16,6 @@ Ending (pi 1.6 quits on the spot when stdin ends; a piped script then loses its 
 from __future__ import annotations
 
 import asyncio
-import signal
 import sys
 import traceback
 from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
@@ -34,7 +33,6 @@ if TYPE_CHECKING:
 _EOF = None
 _STOP = object()
 STOP_TIMEOUT = 10.0
-SIGNAL_CODES = {"SIGTERM": 143, "SIGHUP": 129}
 
 
 class RpcServer:
@@ -259,18 +257,11 @@ async def run_rpc(session: AgentSession, *, stdin: BinaryIO | int | None = None,
 
 
 def _install_signal_handlers(server: RpcServer) -> Any:
-    loop = asyncio.get_running_loop()
-    installed = []
-    for name, code in SIGNAL_CODES.items():
-        number = getattr(signal, name, None)
-        if number is None:
-            continue
-        try:
-            loop.add_signal_handler(number, server.stop, code)
-        except (NotImplementedError, RuntimeError, ValueError):
-            continue
-        installed.append(number)
-    return lambda: [loop.remove_signal_handler(n) for n in installed]
+    """SIGTERM/SIGHUP stop the server (see :mod:`pi_core.modes.signals`: a second signal, or the shutdown
+    deadline, exits at once even when a plugin's handler holds everything up)."""
+    from ..signals import SignalStop
+
+    return SignalStop(server.stop).install().remove
 
 
 __all__ = ["RpcServer", "run_rpc"]
