@@ -9,7 +9,9 @@ and connects again on the next call.
 HTTP servers are retried as pi retries them: connecting (``initialize`` and ``tools/list``) twice more
 after 0.25 s and 1 s when it failed on the network or with HTTP 408, 429 or 5xx (not 501); a resource
 request once after 0.25 s on such a status; a tool call never, since the server may have run it. An
-error status ends the SDK's whole transport, so the next request connects again.
+error status ends the SDK's whole transport, so the next request connects again. A request the server
+answers with 404 for its session (it restarted and forgot it) did not run: it is sent once more on a
+new session, a tool call too, as pi does.
 """
 
 from __future__ import annotations
@@ -50,6 +52,14 @@ class ServerCallError(Exception):
 
 class TransientHttpError(ServerCallError):
     """The server answered a request with an HTTP status worth another attempt (408, 429, 5xx but 501)."""
+
+
+class SessionExpired(ServerCallError):
+    """The server answered 404 for the MCP session (it restarted): it did not run the request."""
+
+
+SESSION_TERMINATED = 32600
+"""The code of the error the SDK's HTTP transport gives a request that got 404 for its session."""
 
 
 class Connection:
@@ -260,29 +270,49 @@ class Connection:
                         on_progress: Callable[[float, float | None, str | None], None] | None = None
                         ) -> types.CallToolResult:
         """Call a tool. The time limit is the server's ``timeout``; progress notifications renew it."""
-        session = await self.client()
-        deadline = [time.monotonic() + self.timeout]
+        deadline = [0.0]
 
         async def progress(value: float, total: float | None, message: str | None) -> None:
             deadline[0] = time.monotonic() + self.timeout
             if on_progress is not None:
                 on_progress(value, total, message)
 
-        call = asyncio.ensure_future(session.call_tool(name, arguments, progress_callback=progress))
-        return await self._bounded(call, f"tool {name}", deadline)
+        def start(session: ClientSession) -> Awaitable[types.CallToolResult]:
+            return session.call_tool(name, arguments, progress_callback=progress)
+
+        return await self._run(start, f"tool {name}", deadline, retry_transient=False)
 
     async def request(self, run: Callable[[ClientSession], Awaitable[T]], what: str) -> T:
         """Any other request (resources, which only read), within the server's time limit; tried once more
         after an HTTP status worth it."""
-        try:
-            return await self._request_once(run, what)
-        except TransientHttpError:
-            await asyncio.sleep(CONNECT_RETRY_DELAYS[0])
-        return await self._request_once(run, what)
+        return await self._run(run, what, [0.0], retry_transient=True)
 
-    async def _request_once(self, run: Callable[[ClientSession], Awaitable[T]], what: str) -> T:
-        session = await self.client()
-        return await self._bounded(asyncio.ensure_future(run(session)), what, [time.monotonic() + self.timeout])
+    async def _run(self, start: Callable[[ClientSession], Awaitable[T]], what: str, deadline: list[float], *,
+                   retry_transient: bool) -> T:
+        """One request, tried once more on a new session when the server no longer knew the session (it
+        did not run the request, so a tool call too, as pi does) and, if ``retry_transient``, after an HTTP
+        status worth another attempt."""
+        for attempt in range(2):
+            session = await self.client()
+            deadline[0] = time.monotonic() + self.timeout
+            try:
+                return await self._bounded(asyncio.ensure_future(start(session)), what, deadline)
+            except SessionExpired:
+                if attempt:
+                    raise
+                await self._renew(session)
+            except TransientHttpError:
+                if attempt or not retry_transient:
+                    raise
+                await asyncio.sleep(CONNECT_RETRY_DELAYS[0])
+        raise AssertionError("unreachable")
+
+    async def _renew(self, session: ClientSession) -> None:
+        """Drop a connection whose session the server forgot (it restarted); the next request opens a new
+        one. Of several calls that found out together, the first does it."""
+        if self._session is session:
+            self.log.write(self.name, "warning", "the server no longer knows the session; connecting again")
+            await self._shutdown()
 
     async def _bounded(self, call: asyncio.Future[T], what: str, deadline: list[float]) -> T:
         gone = asyncio.ensure_future(self._gone.wait())
@@ -312,6 +342,8 @@ class Connection:
                 raise ServerCallError(f'MCP server "{self.name}" {sign_in}') from exc
             if exc.error.code == CONNECTION_CLOSED:
                 raise await self._lost(what) from exc
+            if exc.error.code == SESSION_TERMINATED and exc.error.message == "Session terminated":
+                raise SessionExpired(f'MCP server "{self.name}" no longer knows the session') from exc
             raise ServerCallError(f'MCP server "{self.name}": {exc.error.message}') from exc
         finally:
             gone.cancel()

@@ -57,8 +57,18 @@ class HttpServer:
 
     def __init__(self, *args: str) -> None:
         self.port = free_port()
-        self.process = subprocess.Popen([sys.executable, str(DEMO), "--http", str(self.port), *args],
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.args = args
+        self.process = self._spawn()
+
+    def _spawn(self) -> subprocess.Popen[bytes]:
+        return subprocess.Popen([sys.executable, str(DEMO), "--http", str(self.port), *self.args],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def restart(self) -> None:
+        """A new server process on the same port: it knows none of the old one's sessions."""
+        self.__exit__()
+        self.process = self._spawn()
+        self.__enter__()
 
     @property
     def url(self) -> str:

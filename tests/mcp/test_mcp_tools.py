@@ -72,6 +72,33 @@ def test_http_requests_are_retried_as_pi_retries_them(ws: Path, tmp_path: Path) 
     assert "[web] warning connecting failed (HTTP 503 from http://127.0.0.1:" in (agent / "mcp.log").read_text()
 
 
+def test_a_restarted_http_server_gets_the_call_again_on_a_new_session(ws: Path, tmp_path: Path) -> None:
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "rpc"))
+    from rpc_client import RpcProcess
+    from test_mcp_command import write_models
+
+    agent = tmp_path / "agent"
+    log = tmp_path / "requests.log"
+    turns = [call("mcp__web__echo", {"text": "before"}, "c1"), {"text": "one"},
+             call("mcp__web__echo", {"text": "after"}, "c2"), {"text": "two"}]
+    with HttpServer("--requests", str(log)) as http, FakeOpenAI(turns) as server:
+        write_mcp(agent, {"web": {"url": http.url, "exposure": "direct", "headers": {"Authorization": "Bearer t"}}})
+        write_models(agent, server.base_url)
+        with RpcProcess(ws, model=("srv", "m"), env={"PI_CODING_AGENT_DIR": str(agent)}) as pi:
+            pi.prompt("before")
+            http.restart()  # the new process answers the old session's requests with 404
+            pi.prompt("after")
+    assert [tool_results(server.requests[n])[-1]["content"] for n in (1, 3)] == ["echo:before", "echo:after"]
+    received = log.read_text().splitlines()
+    # the call that met the unknown session did not run; it went again on a new session, as pi sends it
+    assert received.count("initialize") == 2
+    assert [r for r in received if r.startswith("tools/call")] == [
+        'tools/call echo {"text": "before"}', 'tools/call echo {"text": "after"}', 'tools/call echo {"text": "after"}']
+    assert "[web] warning the server no longer knows the session; connecting again" in (agent / "mcp.log").read_text()
+
+
 def test_an_error_result_and_an_image_result(ws: Path, tmp_path: Path) -> None:
     agent = tmp_path / "agent"
     write_mcp(agent, {"demo": stdio_server(exposure="direct")})
