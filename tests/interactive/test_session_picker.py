@@ -4,6 +4,7 @@ delete to the trash, resume; and Esc in ``pi -r`` exits."""
 from __future__ import annotations
 
 import json
+from typing import Any
 from pathlib import Path
 
 import pytest
@@ -92,8 +93,8 @@ def _pick_other(app) -> None:  # type: ignore[no-untyped-def]
     app.wait_for("Resume session")
     app.send("\t")  # all folders
     app.wait_for("other folder work")
-    app.send("other folder work")
-    app.wait_for(lambda: not any(word in "\n".join(app.display()[-8:]) for word in ("alpha work", "Beta named")))
+    app.send("other folder work")  # the best match is first (the other sessions match it loosely, by folder)
+    app.wait_for(lambda: any(r.startswith("› 2026") and "other folder work" in r for r in app.display()))
     app.send("\r")
 
 
@@ -150,3 +151,79 @@ def test_a_session_whose_folder_is_gone_asks_continue_fork_or_cancel(running, tm
     app.send("\x04")
     assert app.wait_exit() == 0
     assert files["other"].read_text().splitlines()[0] == before.splitlines()[0]  # still the old folder
+
+
+def _info(name: str | None, first: str, minute: int, path: str, parent: str | None = None,
+          cwd: str = "/home/me/shop") -> Any:
+    from datetime import datetime, timezone
+
+    from pi_core import SessionInfo
+
+    stamp = datetime(2026, 9, 21, 12, minute, tzinfo=timezone.utc)
+    return SessionInfo(Path(path), f"id-{path}", cwd, name, parent, stamp, stamp, 2, first)
+
+
+def test_threaded_order_nests_forks_and_the_search_ranks_as_pis() -> None:
+    from pi_core.modes.interactive.session_picker import PickerState, search_score
+
+    infos = [_info(None, "root work", 1, "/s/root.jsonl"),
+             _info(None, "fork of root", 5, "/s/fork.jsonl", parent="/s/root.jsonl"),
+             _info(None, "fork of fork", 2, "/s/fork2.jsonl", parent="/s/fork.jsonl"),
+             _info("Checkout bug", "the total is off", 3, "/s/named.jsonl"),
+             _info(None, "parser rewrite", 4, "/s/parser.jsonl", cwd="/home/me/compiler")]
+    state = PickerState(lambda everywhere: list(infos))
+    assert state.sort == "threaded"  # pi's default: a fork under the session it came from
+    assert [i.first_message for i in state.rows] == ["root work", "fork of root", "fork of fork", "parser rewrite",
+                                                     "the total is off"]  # by the newest activity in each tree
+    assert state.tree_prefix == {"/s/fork.jsonl": "└─ ", "/s/fork2.jsonl": "   └─ "}
+    state.toggle("sort")
+    assert state.sort == "recent"
+    assert [i.first_message for i in state.rows][:2] == ["fork of root", "parser rewrite"]  # flat, newest first
+    state.toggle("sort")
+    state.set_query("chk")  # letters in order in the name
+    assert [i.name for i in state.rows] == ["Checkout bug"]
+    state.set_query("total")  # a word of the first message
+    assert [i.first_message for i in state.rows] == ["the total is off"]
+    state.set_query("cmplr")  # letters in order in the folder
+    assert [i.first_message for i in state.rows] == ["parser rewrite"]
+    named, text = infos[3], infos[0]
+    assert search_score(named, "checkout") < search_score(text, "root")  # a hit in the name ranks first
+    assert search_score(infos[4], '"parser rewrite"') is not None and search_score(infos[4], '"rewrite parser"') is None
+    assert search_score(infos[4], "re:pars(er|ing)") is not None and search_score(infos[0], "re:^fork") is None
+    assert state.sort == "relevance"
+    state.toggle("sort")
+    assert state.sort == "threaded"  # the cycle comes round
+
+
+def test_picker_sort_paths_ctrl_backspace_and_remapped_keys(running, tmp_path: Path) -> None:
+    files = _sessions(tmp_path)
+    (tmp_path / "agent").mkdir()
+    (tmp_path / "agent" / "keybindings.json").write_text(json.dumps({"app.session.toggleSort": "ctrl+o"}))
+    app = running(env={"XDG_DATA_HOME": str(tmp_path / "xdg")}, columns=200)
+    app.type("/resume")
+    app.wait_for("(this folder, threaded)")
+    assert "Ctrl+O sort" in app.text()  # the header names the key as bound now
+    app.send("\x13")  # Ctrl+S: not the sort key any more
+    app.pump(0.3)
+    assert "(this folder, threaded)" in "\n".join(app.display())
+    app.send("\x0f")  # Ctrl+O
+    app.wait_for("(this folder, recent)")
+    app.send("\x0f")
+    app.wait_for("(this folder, relevance)")
+    app.send("\x10")  # Ctrl+P: the file paths
+    app.wait_for(lambda: str(files["alpha"]) in "\n".join(app.display()))
+    app.send("beta")
+    app.wait_for(lambda: "alpha work" not in "\n".join(app.display()))
+    app.send("\x08")  # Ctrl+Backspace with a search typed: it edits the search
+    app.wait_for(lambda: any(r.startswith("search: bet") and not r.startswith("search: beta") for r in app.display()))
+    app.send("\x15")  # the search emptied: now Ctrl+Backspace deletes the selected session
+    app.pump(0.2)
+    app.send("\x08")
+    app.wait_for("Delete this session?")
+    app.send("\x1b")  # No
+    app.wait_for("Resume session")
+    app.send("\x1b")
+    app.wait_for(lambda: "Resume session" not in "\n".join(app.display()))
+    assert all(path.exists() for path in files.values())
+    app.send("\x04")
+    assert app.wait_exit() == 0

@@ -191,6 +191,7 @@ class InteractiveUI(UI):
         from .session_picker import PickerState, move_to_trash
 
         state = PickerState(lambda everywhere: list(load(everywhere)), exclude=str(exclude) if exclude else None)
+        state.keymap = getattr(self.host, "keymap", None)
         starting = getattr(self.host, "starting", False)
         while True:
             picked = await self.pick_session_ui(state, title=title)
