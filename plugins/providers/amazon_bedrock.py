@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from pi_core import hookimpl
+from pi_core import hookimpl, parse_json
 from pi_core.ai import (
     ApiProvider,
     AssistantMessage,
@@ -380,7 +380,7 @@ class _Parser:
 
 def _error_text(kind: str, payload: bytes) -> str:
     try:
-        message = json.loads(payload or b"{}").get("message") or payload.decode("utf-8", "replace")
+        message = parse_json(payload or b"{}").get("message") or payload.decode("utf-8", "replace")
     except (ValueError, AttributeError):
         message = payload.decode("utf-8", "replace")
     key = kind[:1].lower() + kind[1:]
@@ -421,7 +421,11 @@ async def stream_bedrock(model: Model, context: Context, options: StreamOptions,
                     if message.headers.get(":message-type") in ("exception", "error"):
                         raise ProviderError(_error_text(kind or message.headers.get(":error-code", "Error"),
                                                         message.payload))
-                    parser.event(kind, json.loads(message.payload or b"{}"))
+                    try:
+                        data = parse_json(message.payload or b"{}")
+                    except ValueError as exc:  # malformed, or nested too deeply
+                        raise ProviderError(f"Invalid Bedrock stream event {kind or '?'}: {exc}") from None
+                    parser.event(kind, data)
                 await writer.drain()
     except ProviderHTTPError as exc:
         kind = (exc.body and _error_type(exc)) or ""
@@ -443,7 +447,7 @@ async def stream_bedrock(model: Model, context: Context, options: StreamOptions,
 
 def _error_type(exc: ProviderHTTPError) -> str:
     try:
-        data = json.loads(exc.body)
+        data = parse_json(exc.body)
     except ValueError:
         return ""
     kind = str(data.get("__type") or "") if isinstance(data, dict) else ""

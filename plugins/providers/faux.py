@@ -12,10 +12,9 @@ from :class:`pi_core.ai.FauxProvider`, which this plugin is built on.
 from __future__ import annotations
 
 import dataclasses
-import json
 from typing import Any
 
-from pi_core import hookimpl
+from pi_core import hookimpl, parse_json
 from pi_core.ai import (
     Context,
     FauxProvider,
@@ -34,7 +33,7 @@ SUMMARY_CHARS = 200
 
 def _tool_calls_request(text: str) -> FauxTurn | None:
     try:
-        data = json.loads(text)
+        data = parse_json(text)  # a prompt nested too deeply is just text to echo
     except ValueError:
         return None
     calls = data.get("tool_calls") if isinstance(data, dict) else None

@@ -9,12 +9,11 @@ replayed only to the same provider and model.
 from __future__ import annotations
 
 import itertools
-import json
 import re
 import time
 from typing import Any
 
-from pi_core import hookimpl
+from pi_core import hookimpl, parse_json
 from pi_core.ai import (
     ApiProvider,
     AssistantMessage,
@@ -286,7 +285,7 @@ async def run_google(url: str, headers: dict[str, str], payload: Any, model: Mod
         writer.start()
         async for event in iter_sse(response.aiter_bytes(), writer.drain):
             try:
-                data = json.loads(event.data)
+                data = parse_json(event.data)  # ValueError for a chunk nested too deeply too
             except ValueError:
                 continue
             await options.observe(data)

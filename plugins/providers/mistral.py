@@ -17,9 +17,9 @@ prompt tokens under one of several names, and the finish reasons ``stop``, ``len
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from pi_core import JSONInputError, parse_json
 from pi_core.ai import (
     ApiProvider,
     Context,
@@ -303,7 +303,7 @@ async def stream_mistral(model: Model, context: Context, options: StreamOptions,
                     break
                 if not event.data.strip():
                     continue
-                data = json.loads(event.data)
+                data = parse_json(event.data)
                 if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
                     raise ProviderError("Invalid Mistral streaming event")
                 await options.observe(data)
@@ -313,7 +313,7 @@ async def stream_mistral(model: Model, context: Context, options: StreamOptions,
         text = body[:MAX_ERROR_BODY] + ("…" if len(body) > MAX_ERROR_BODY else "") if body else str(exc)
         raise ProviderError(f"Mistral API error ({exc.status}): {text}", status=exc.status,
                             retry_after_ms=exc.retry_after_ms) from exc
-    except json.JSONDecodeError as exc:
+    except JSONInputError as exc:  # malformed, or nested too deeply
         raise ProviderError(f"Invalid Mistral streaming event: {exc}") from exc
     parser.finish()
     message = writer.message

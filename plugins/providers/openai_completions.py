@@ -611,7 +611,9 @@ _msgspec_decode: Any = None
 
 def _decode_chunk(data: str) -> Any:
     """One stream chunk: msgspec (a few times the standard parser's speed, which a stream of many
-    small deltas feels), the standard parser for what msgspec refuses (it says what is wrong)."""
+    small deltas feels), the standard parser for what msgspec refuses (it says what is wrong); a chunk
+    nested too deeply for it is a ``ValueError`` too (skipped like any chunk that is not JSON), not the
+    ``RecursionError`` that ended the run."""
     global _msgspec_decode
     if _msgspec_decode is None:
         import msgspec
@@ -620,7 +622,10 @@ def _decode_chunk(data: str) -> Any:
     try:
         return _msgspec_decode(data)
     except Exception:  # noqa: BLE001 - msgspec's errors are not ValueErrors
-        return json.loads(data)
+        try:
+            return json.loads(data)
+        except RecursionError:
+            raise ValueError("a stream chunk nested too deeply") from None
 
 
 async def _read_to_end(events: Any) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pi_core import hookimpl
+from pi_core import hookimpl, parse_json
 from pi_core.ai import (
     ApiProvider,
     AssistantMessage,
@@ -429,7 +429,7 @@ async def run_responses(url: str, headers: dict[str, str], payload: Any, model: 
             if event.data == "[DONE]":
                 break
             try:
-                data = json.loads(event.data)
+                data = parse_json(event.data)  # ValueError for a chunk nested too deeply too
             except ValueError:
                 continue
             await options.observe(data)

@@ -82,3 +82,29 @@ def test_parse_json_limits() -> None:
         parse_json(b"[1, 2, 3]", max_bytes=4)
     assert parse_json(b'{"a":"\xff"}') == {"a": "\ufffd"}
     assert json_safe({"a": [float("inf"), float("-inf"), float("nan"), 2.5]}) == {"a": [None, None, None, 2.5]}
+
+
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages", "google-generative-ai"])
+def test_a_stream_chunk_nested_too_deeply_is_no_crash(tmp_path: Path, api: str) -> None:
+    """A provider's SSE chunk nested 5,000 deep ended the run with Python's "maximum recursion depth
+    exceeded" (openai-completions) or a traceback; it is now a chunk that cannot be read, like any other."""
+    from pi_core.testing import FakeProviderServer, Reply, anthropic_chunks, google_chunks, openai_chunks
+
+    provider, encode = {"openai-completions": ("fake", openai_chunks),
+                        "anthropic-messages": ("fake-anthropic", anthropic_chunks),
+                        "google-generative-ai": ("fake-google", google_chunks)}[api]
+    deep = ("event: content_block_delta\n" if api == "anthropic-messages" else "") + "data: " + DEEP + "\n\n"
+    normal = encode({"text": "after the deep chunk"}, {"model": "fake-model"}, 1)
+    reply = Reply(chunks=[*normal[:1], deep.encode(), *normal[1:]])
+    with FakeProviderServer([reply] * 3) as server:
+        server.write_models_json(tmp_path / "agent", default=api)
+        result = pi(tmp_path, tmp_path / "agent", "--provider", provider, "--model", "fake-model", "-p", "go")
+    assert "Traceback" not in result.stderr and "recursion" not in result.stderr + result.stdout
+    assert result.returncode == 0 and "after the deep chunk" in result.stdout or \
+        result.returncode == 1 and "nested" in result.stderr, (result.returncode, result.stdout, result.stderr)
+
+
+def test_a_deeply_nested_faux_prompt_is_echoed(tmp_path: Path) -> None:
+    result = pi(tmp_path, tmp_path / "agent", "--provider", "faux", "--model", "echo", "-p", DEEP)
+    assert "recursion" not in result.stderr and "Traceback" not in result.stderr
+    assert result.returncode == 0 and result.stdout.strip() == DEEP
