@@ -6,8 +6,9 @@ session file, an HTML export and the provider's logs. So the bash tool, ``ctx.ex
 the terminal's ``!command`` and MCP stdio servers get the environment with credential-looking
 variables removed (as codex's default shell policy does):
 
-* the API-key variables of every registered provider (``ANTHROPIC_API_KEY``, ...), and
-* any name matching :data:`DEFAULT_SECRET_PATTERNS` (case-insensitive ``fnmatch`` patterns).
+* the API-key variables of every registered provider (``ANTHROPIC_API_KEY``, ...),
+* any name matching :data:`DEFAULT_SECRET_PATTERNS` (case-insensitive ``fnmatch`` patterns), and
+* any value that is a URL with a password in it (``postgres://user:secret@host/db``), whatever its name.
 
 The ``shellEnv`` setting adjusts this: ``include`` patterns keep matching variables even so (a
 ``GITHUB_TOKEN`` the model should use with ``gh``), ``exclude`` patterns remove more, and
@@ -29,10 +30,15 @@ from dataclasses import dataclass, field
 
 DEFAULT_SECRET_PATTERNS: tuple[str, ...] = (
     "*API_KEY*", "*APIKEY*", "*SECRET*", "*ACCESS_KEY*", "*PRIVATE_KEY*", "*PASSWORD*", "*PASSWD*",
-    "TOKEN", "*_TOKEN", "*_TOKEN_*",
+    "TOKEN", "*_TOKEN", "*_TOKEN_*", "KEY", "*_KEY", "*_PAT", "*_AUTH", "*CREDENTIAL*", "*_CREDS",
 )
-"""Names that look like credentials (case-insensitive). ``*KEY*`` alone would catch ``XKB_KEYMAP``, and
-``*TOKEN*`` ``TOKENIZERS_PARALLELISM``, so the patterns are anchored on the usual spellings."""
+"""Names that look like credentials (case-insensitive). codex removes ``*KEY*`` and ``*TOKEN*``, which would
+also catch ``XKB_KEYMAP``, ``KEYBOARD_LAYOUT`` and ``TOKENIZERS_PARALLELISM``; these are anchored on the
+usual spellings instead: ``OPENAI_KEY``, ``GITHUB_PAT``, ``NPM_AUTH``, ``GOOGLE_APPLICATION_CREDENTIALS``
+are removed (keep one with ``shellEnv.include``), ``SSH_AUTH_SOCK`` and ``XAUTHORITY`` are not."""
+
+_PASSWORD_URL = re.compile(r"[a-z][a-z0-9+.-]*://[^/\s:@]*:[^/\s@]+@", re.IGNORECASE)
+"""A URL with a password in its user part: ``scheme://user:password@``."""
 
 
 @dataclass(frozen=True)
@@ -48,13 +54,15 @@ class ShellEnvPolicy:
     credential_names: frozenset[str] = field(default_factory=frozenset)
     """Exact names to remove (the providers' API-key variables)."""
 
-    def removes(self, name: str) -> bool:
+    def removes(self, name: str, value: str = "") -> bool:
+        """Whether variable ``name`` (holding ``value``) is removed."""
         upper = name.upper()
         if _matches(upper, self.include):
             return False
         if _matches(upper, self.exclude):
             return True
-        return self.scrub and (upper in self.credential_names or _matches(upper, DEFAULT_SECRET_PATTERNS))
+        return self.scrub and (upper in self.credential_names or _matches(upper, DEFAULT_SECRET_PATTERNS)
+                               or "://" in value and _PASSWORD_URL.search(value) is not None)
 
     @classmethod
     def from_setting(cls, value: object, credential_names: Iterable[str] = ()) -> tuple[ShellEnvPolicy, list[str]]:
@@ -105,7 +113,7 @@ def scrubbed_env(extra: Mapping[str, str] | None = None, *, base: Mapping[str, s
     Everything in ``extra`` is kept, whatever its name: pass what a child process needs explicitly.
     """
     chosen = policy or _policy
-    env = {k: v for k, v in (os.environ if base is None else base).items() if not chosen.removes(k)}
+    env = {k: v for k, v in (os.environ if base is None else base).items() if not chosen.removes(k, v)}
     if extra:
         env.update({k: str(v) for k, v in extra.items()})
     return env

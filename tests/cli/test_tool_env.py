@@ -15,7 +15,10 @@ from pi_core import ShellEnvPolicy, scrubbed_env
 
 SECRETS = {"ANTHROPIC_API_KEY": "sk-ant-leak-1", "OPENAI_API_KEY": "sk-leak-2", "GEMINI_API_KEY": "g-leak-3",
            "AWS_SECRET_ACCESS_KEY": "aws-leak-4", "AWS_SESSION_TOKEN": "aws-leak-5", "MY_SERVICE_TOKEN": "tok-leak-6",
-           "DB_PASSWORD": "pw-leak-7", "GITHUB_TOKEN": "gh-wanted-8", "CORP_INTERNAL": "corp-leak-9"}
+           "DB_PASSWORD": "pw-leak-7", "GITHUB_TOKEN": "gh-wanted-8", "CORP_INTERNAL": "corp-leak-9",
+           # passed before (the audit of #16): names without API_KEY/TOKEN/SECRET, a password inside a URL
+           "OPENAI_KEY": "sk-leak-10", "GITHUB_PAT": "ghp-leak-11", "NPM_AUTH": "npm-leak-12",
+           "CREDENTIALS": "cred-leak-13", "DATABASE_URL": "postgres://app:pw-leak-14@db.example/app"}
 LEAKS = [v for k, v in SECRETS.items() if k != "GITHUB_TOKEN"]
 SETTINGS = {"shellEnv": {"include": ["GITHUB_TOKEN"], "exclude": ["CORP_*"]}}
 
@@ -100,6 +103,20 @@ def test_scrub_rules() -> None:
 
 
 @pytest.mark.parametrize("name", ["ANTHROPIC_API_KEY", "AWS_SECRET_ACCESS_KEY", "GH_TOKEN", "NPM_TOKEN",
-                                  "STRIPE_SECRET", "HUGGING_FACE_HUB_TOKEN", "PGPASSWORD", "SSH_PRIVATE_KEY"])
+                                  "STRIPE_SECRET", "HUGGING_FACE_HUB_TOKEN", "PGPASSWORD", "SSH_PRIVATE_KEY",
+                                  "OPENAI_KEY", "STRIPE_KEY", "GITHUB_PAT", "NPM_AUTH", "CREDENTIALS",
+                                  "GOOGLE_APPLICATION_CREDENTIALS", "DOCKER_CREDS", "KEY"])
 def test_common_credential_names_are_removed_by_default(name: str) -> None:
     assert name not in scrubbed_env(base={name: "v", "PATH": "/bin"}, policy=ShellEnvPolicy())
+
+
+def test_urls_with_a_password_are_removed_and_look_alikes_kept() -> None:
+    base = {"DATABASE_URL": "postgres://app:s3cret@db/app", "REDIS_URL": "redis://:s3cret@cache:6379/0",
+            "PROXY": "http://user:pw@proxy:3128", "PLAIN_URL": "https://example.com/a:b@c",
+            "ANON_DB_URL": "postgres://app@db/app", "XKB_KEYMAP": "us", "KEYBOARD_LAYOUT": "de",
+            "TOKENIZERS_PARALLELISM": "false", "SSH_AUTH_SOCK": "/tmp/agent", "XAUTHORITY": "/x", "PATH": "/bin"}
+    kept = scrubbed_env(base=base, policy=ShellEnvPolicy())
+    assert sorted(kept) == ["ANON_DB_URL", "KEYBOARD_LAYOUT", "PATH", "PLAIN_URL", "SSH_AUTH_SOCK",
+                            "TOKENIZERS_PARALLELISM", "XAUTHORITY", "XKB_KEYMAP"]
+    policy, _ = ShellEnvPolicy.from_setting({"include": ["DATABASE_URL"]})
+    assert scrubbed_env(base=base, policy=policy)["DATABASE_URL"] == "postgres://app:s3cret@db/app"
