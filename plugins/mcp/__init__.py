@@ -60,8 +60,10 @@ def register_commands(register: Any) -> None:
     register(Command("mcp", _mcp_command, "MCP servers: status, reconnect, enable, disable, exposure, login, logout"))
 
 
+# Hooks that start servers, futures or timers are ``async def``: a plain ``def`` hook runs in a worker thread,
+# and asyncio's loop may only be touched from its own thread.
 @hookimpl
-def session_start(event: Any, ctx: Any) -> None:
+async def session_start(event: Any, ctx: Any) -> None:
     if ctx is None or ctx.get_flag("no-mcp") or manager_for(ctx) is not None:
         return
     from pathlib import Path
@@ -175,7 +177,7 @@ def _told_on_branch(ctx: Any, section: str | None) -> tuple[str | None, str | No
 
 
 @hookimpl
-def after_provider_response(event: Any, ctx: Any) -> None:
+async def after_provider_response(event: Any, ctx: Any) -> None:
     """The first request is out: the servers it did not need may start now (see ``McpManager.start``)."""
     manager = manager_for(ctx)
     if manager is not None:

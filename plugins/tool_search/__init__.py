@@ -127,20 +127,21 @@ def _activate_pending(ctx: Any) -> None:
         pending.difference_update(ready)
 
 
+# ``async def``: a plain ``def`` hook runs in a worker thread, and these change the session's active tools.
 @hookimpl
-def session_start(event: Any, ctx: Any) -> None:
+async def session_start(event: Any, ctx: Any) -> None:
     if ctx is not None:
         _restore(ctx)
 
 
 @hookimpl
-def session_tree(event: Any, ctx: Any) -> None:
+async def session_tree(event: Any, ctx: Any) -> None:
     if ctx is not None:
         _restore(ctx)
 
 
 @hookimpl
-def turn_start(event: Any, ctx: Any) -> None:
+async def turn_start(event: Any, ctx: Any) -> None:
     """Before each request: declare recorded tools that were registered since (a server connected).
 
     (``turn_start``, not ``context``: a ``context`` handler makes every request copy the conversation.)

@@ -264,3 +264,28 @@ def test_the_first_prompt_goes_out_without_a_server_still_connecting_and_says_so
     assert notices == ["MCP servers are still connecting; their tools become available once connected."]
     names = tool_names(server.requests[0])
     assert "mcp__demo__echo" in names and not [n for n in names if n.startswith("mcp__slow__")]
+
+
+def test_servers_the_first_request_does_not_need_start_soon_after_start_without_a_prompt(ws: Path,
+                                                                                          tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    write_mcp(agent, {"cm": stdio_server(), "dir": stdio_server(exposure="direct")})
+    with FakeOpenAI([]) as server:
+        write_agent_dir(agent, server.base_url)
+        pi = subprocess.Popen([sys.executable, "-m", "pi_core", *model_args(), "--mode", "rpc"], cwd=ws,
+                              stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              env={**os.environ, "PI_CODING_AGENT_DIR": str(agent)})
+        try:
+            # nothing is asked of pi: the direct server starts at once, the codemode one after two seconds
+            started = time.monotonic()
+            deadline = started + 60
+            log = agent / "mcp.log"
+            while time.monotonic() < deadline and not re.search(r"\[cm\] stderr demo server starting",
+                                                                 log.read_text() if log.exists() else ""):
+                time.sleep(0.1)
+            assert re.search(r"\[cm\] stderr demo server starting", log.read_text())
+            assert time.monotonic() - started >= 2.0
+            assert "[dir] stderr demo server starting" in log.read_text()
+        finally:
+            pi.terminate()
+            pi.wait(timeout=60)
