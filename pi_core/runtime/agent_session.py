@@ -198,6 +198,7 @@ class AgentSession:
         self._starting: BeforeAgentStartEvent | None = None
         self._shutdown_listeners: list[Callable[[], Any]] = []
         self._moved_listeners: list[Callable[[], Any]] = []
+        self._reload_listeners: list[Callable[[], Any]] = []
         self.shutdown_requested = False
         self.ctx = ExtensionContext(self.cwd, ui=ui, mode=mode, runtime=PluginBridge(self), flags=flags,
                                     events=host.events)
@@ -300,6 +301,12 @@ class AgentSession:
         ``/clone``, reload): hosts redraw. Returns a remover."""
         self._moved_listeners.append(listener)
         return lambda: self._moved_listeners.remove(listener) if listener in self._moved_listeners else None
+
+    def on_reloaded(self, listener: Callable[[], Any]) -> Callable[[], None]:
+        """Hear that :meth:`reload` has finished: hosts re-read what they own (the terminal: keybindings and
+        themes). Returns a remover."""
+        self._reload_listeners.append(listener)
+        return lambda: self._reload_listeners.remove(listener) if listener in self._reload_listeners else None
 
     def _session_changed(self) -> None:
         for listener in list(self._moved_listeners):
@@ -746,6 +753,8 @@ class AgentSession:
             self._system_prompt_factory = self.resources.system_prompt
         self._refresh_system_message()
         await self.start("reload")
+        for listener in list(self._reload_listeners):
+            listener()
 
     async def close(self, reason: Literal["quit", "reload", "new", "resume", "fork"] = "quit") -> None:
         """Shut down (``session_shutdown`` hooks) and release the session file; calling it again does nothing."""

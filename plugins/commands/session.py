@@ -31,8 +31,8 @@ def register_commands(register: Any) -> None:
                      idle_only=True))
     register(Command("fork", _fork, "Copy the conversation before a message into a new session", idle_only=True))
     register(Command("clone", _clone, "Copy this branch into a new session and continue there", idle_only=True))
-    register(Command("reload", _reload, "Reload extensions, skills, prompt templates and context files",
-                     idle_only=True))
+    register(Command("reload", _reload, "Reload keybindings, extensions, skills, prompt templates, themes and "
+                                        "context files", idle_only=True))
 
 
 async def _name(args: str, ctx: CommandContext) -> None:
@@ -198,5 +198,5 @@ async def _clone(args: str, ctx: CommandContext) -> None:
 
 
 async def _reload(args: str, ctx: CommandContext) -> None:
-    await ctx.reload()
-    await ctx.ui.notify("Reloaded extensions, skills, prompt templates and context files")
+    await ctx.reload()  # the terminal re-reads keybindings.json and the themes when the session says it is done
+    await ctx.ui.notify("Reloaded keybindings, extensions, skills, prompt templates, themes and context files")

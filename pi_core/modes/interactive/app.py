@@ -50,6 +50,8 @@ DOUBLE_ESCAPE_SECONDS = 0.5
 PENDING_SHOWN = 20
 """Rows waiting to be written to the scrollback are drawn above the live region meanwhile (so nothing
 flickers away); a big batch shows only its end (it is written a moment later anyway)."""
+THEME_POLL_TICKS = 5
+"""How often (in 0.1 s ticks) the active theme's file is checked for changes (pi watches it)."""
 COMMAND_WAIT = 0.5
 """How long the editor stays away while a command runs (it comes back sooner if the command asks
 something, and later commands' output still lands in the scrollback)."""
@@ -168,6 +170,7 @@ class InteractiveApp:
         self._branch: Any = None
         self._ansi_cache: dict[str, tuple[str, Any]] = {}
         self.starting = False
+        self._theme_stamp: tuple[int, int] | None = None  # the active theme file's mtime and size (hot reload)
         self._pending_command: str | None = None
         self._draft_after_command = ""
         self.keymap = Keymap.load(getattr(session.host, "agent_dir", None))
@@ -263,11 +266,13 @@ class InteractiveApp:
         unsubscribe = session.subscribe(handle)
         forget = session.on_shutdown_requested(self._on_shutdown_requested)
         forget_moves = session.on_session_changed(self._on_session_changed)
+        forget_reload = session.on_reloaded(self._on_reloaded)
 
         def detach() -> None:
             unsubscribe()
             forget()
             forget_moves()
+            forget_reload()
 
         self._unsubscribe = detach
         self._entries_seen = self._entry_count()
@@ -502,6 +507,47 @@ class InteractiveApp:
         self._header()
         self._update_title()
         self._show_history()
+
+    def _on_reloaded(self) -> None:
+        """``/reload`` finished: read ``keybindings.json`` and the themes again (the editor's keys follow at
+        once, the theme setting is chosen anew), and list what is loaded now, as pi does."""
+        from .keybindings import Keymap
+
+        self.keymap = Keymap.load(getattr(self.session.host, "agent_dir", None))
+        for problem in self.keymap.errors:
+            self.renderer.notice(f"keybindings: {problem}", "warning")
+        self.keymap.errors.clear()
+        self._theme_errors.clear()
+        theme = self._choose_theme(self.palette.colour)
+        for problem in self._theme_errors:
+            self.renderer.notice(problem if problem.startswith("theme") else f"theme: {problem}", "warning")
+        self._theme_errors.clear()
+        self.switch_theme(theme)
+        self._theme_stamp = _stamp(theme)
+        self._list_loaded()
+
+    def _reload_changed_theme(self) -> None:
+        """pi's hot reload: the active theme, when it is a file of ``<agent dir>/themes``, is read again once it
+        changes; a file that does not load (half written) keeps the theme as it was."""
+        from .theme import ThemeError, load_theme_file
+
+        theme = self.palette.theme
+        source = getattr(theme, "source", None)
+        agent_dir = getattr(self.session.host, "agent_dir", None)
+        if source is None or agent_dir is None or Path(source).parent != Path(agent_dir) / "themes":
+            return
+        stamp = _stamp(theme)
+        if stamp == self._theme_stamp:
+            return
+        if self._theme_stamp is None:  # the first look: remember the file as it is
+            self._theme_stamp = stamp
+            return
+        self._theme_stamp = stamp
+        try:
+            fresh = load_theme_file(Path(source), colour=self.palette.colour, truecolor=theme.truecolor)
+        except ThemeError:
+            return
+        self.switch_theme(fresh)
 
     def _list_loaded(self) -> None:
         """pi's listing of the context files, skills, prompt templates and extensions loaded, under the header
@@ -1037,7 +1083,8 @@ class InteractiveApp:
 
         bridge = EditorBridge(self._editor_app, lambda: self._width() or 80, lambda: self.ui.input_listeners)
         self._editor = build_prompt(self, message=self._live_region, footer=self._footer, completer=completer,
-                                    history=history_for(Path(self.session.host.agent_dir)), keymap=self.keymap,
+                                    history=history_for(Path(self.session.host.agent_dir)),
+                                    keymap=lambda: self.keymap,
                                     lexer=bridge.lexer(), compact=lambda: bridge.component is not None)
         bridge.install(self._editor.app.key_processor)
         self._editor_bridge = bridge
@@ -1129,9 +1176,13 @@ class InteractiveApp:
             await self.output.flush()
 
     async def _tick(self) -> None:
+        ticks = 0
         while True:
             await asyncio.sleep(0.1)
+            ticks += 1
             self._draw_new_entries()
+            if ticks % THEME_POLL_TICKS == 0:
+                self._reload_changed_theme()
             if self.hint and time.monotonic() > self._hint_until:
                 self.hint = None
                 self.output.live_changed()
@@ -1261,6 +1312,16 @@ class _TerminalHandoff:
         # a Ctrl+C typed in the program reaches pi's handler on the next loop turns: still the program's
         asyncio.get_running_loop().call_later(0.3, lambda: setattr(app, "_handed_out", False))
         app.output.live_changed()
+
+
+def _stamp(theme: Any) -> tuple[int, int] | None:
+    """When and how big the theme's file is (``None`` for a built-in theme or a file that is gone)."""
+    source = getattr(theme, "source", None)
+    try:
+        info = Path(source).stat() if source is not None else None
+    except OSError:
+        return None
+    return (info.st_mtime_ns, info.st_size) if info is not None else None
 
 
 def _terminal_mode(stream: Any) -> Any:

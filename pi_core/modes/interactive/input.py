@@ -460,14 +460,14 @@ def _merged(chars: Any) -> list[tuple[str, str]]:
 
 
 def build_prompt(keys: Keys, *, message: Callable[[], Any], footer: Callable[[], Any],
-                 completer: Completer, history: History, keymap: Keymap | None = None,
+                 completer: Completer, history: History, keymap: Keymap | Callable[[], Keymap] | None = None,
                  lexer: Any = None, compact: Callable[[], bool] | None = None) -> PromptSession[str]:
     """The main editor line. ``message`` draws the live region above it, ``footer`` the rows below;
     ``lexer`` styles the text (a plugin's editor), ``compact`` says when to keep no room for the menu."""
     session: PromptSession[str] = EditorSession(
         message=message, multiline=True, prompt_continuation=lambda width, line, wrap: " " * width,
         bottom_toolbar=footer, completer=completer, complete_while_typing=True, history=history,
-        key_bindings=key_bindings(keys, keymap), erase_when_done=True, reserve_space_for_menu=6, style=STYLE,
+        key_bindings=_following(keys, keymap), erase_when_done=True, reserve_space_for_menu=6, style=STYLE,
         include_default_pygments_style=False, enable_suspend=True,
     )
     from prompt_toolkit.layout.controls import BufferControl
@@ -485,6 +485,22 @@ def build_prompt(keys: Keys, *, message: Callable[[], Any], footer: Callable[[],
     session.app.min_redraw_interval = 0.04  # a fast stream redraws the live region at most 25 times a second
     _draw_keys_at_once(session.app)
     return session
+
+
+def _following(keys: Keys, keymap: Keymap | Callable[[], Keymap] | None) -> Any:
+    """The editor's keys for the keymap of the moment (``/reload`` replaces it with keybindings.json read again)."""
+    from prompt_toolkit.key_binding import DynamicKeyBindings
+
+    current = keymap if callable(keymap) else (lambda: keymap)
+    made: dict[str, Any] = {}
+
+    def bindings() -> KeyBindings:
+        chosen = current()
+        if made.get("for") is not chosen:
+            made.update({"for": chosen, "keys": key_bindings(keys, chosen)})
+        return made["keys"]  # type: ignore[no-any-return]
+
+    return DynamicKeyBindings(bindings)
 
 
 def _draw_keys_at_once(app: Any) -> None:
