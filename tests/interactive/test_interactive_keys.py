@@ -301,3 +301,27 @@ def test_ctrl_p_while_the_agent_works_switches_for_the_next_request(running, tmp
     answers = [r["message"]["model"] for r in session_lines(tmp_path)
                if r["type"] == "message" and r["message"]["role"] == "assistant"]
     assert answers == ["faux-1", "faux-2"]  # the run under way finished on its model; the next used the new one
+
+
+def test_the_editor_rule_takes_the_thinking_levels_colour_and_bash_modes(running) -> None:
+    app = running()
+
+    def rule_colour() -> str:
+        rows = app.display()
+        editor = next(i for i, row in enumerate(rows) if row.startswith("›"))
+        assert set(rows[editor - 1]) == {"─"}
+        return app.screen.buffer[editor - 1][0].fg
+
+    assert rule_colour() == "brightblack"  # thinking off (the system theme: ANSI colours)
+    for _ in range(2):
+        app.send(SHIFT_TAB)  # minimal, then low
+        app.pump(0.2)
+    app.wait_for(lambda: "low" in footer(app))
+    app.wait_for(lambda: rule_colour() == "blue")  # thinkingLow
+    app.send(SHIFT_TAB)
+    app.wait_for(lambda: rule_colour() == "cyan")  # thinkingMedium
+    app.type("!ls", enter=False)
+    app.wait_for(lambda: rule_colour() == "green")  # bashMode while the text is a !command
+    app.send("\x15")
+    app.wait_for(lambda: rule_colour() == "cyan")
+    quit_app(app)

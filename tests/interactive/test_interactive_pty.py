@@ -385,8 +385,10 @@ def test_plugin_widgets_and_editor_text(running) -> None:
     app.settle()
     screen = app.display()
     editor = next(i for i, row in enumerate(screen) if row.startswith("› prefilled by a plugin"))
-    assert screen[editor - 2:editor] == ["TODO: write docs", "TODO: ship"]
+    assert screen[editor - 3:editor - 1] == ["TODO: write docs", "TODO: ship"]  # over the editor's top rule
+    assert set(screen[editor - 1]) == {"─"}
     below = next(i for i, row in enumerate(screen) if row == "below the editor")
+    assert set(screen[below - 1]) == {"─"}  # under the editor's bottom rule, over the footer
     assert below > editor and "project" in screen[below + 1] and "thinking" in screen[below + 2]
     app.send("\r")  # the prefilled text is sent like typed text
     app.wait_for("echo: prefilled by a plugin")

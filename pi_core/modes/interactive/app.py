@@ -1196,10 +1196,24 @@ class InteractiveApp:
         rows = [*pending, *self.renderer.live_rows(self._width()), *self._widget_rows("aboveEditor")] \
             if isinstance(self.output, TerminalOutput) else []
         marker = self.palette(f"{self.palette.glyphs.user} ", "bold", "blue")
-        editor = self._editor_rows()
-        if editor:  # a plugin's editor: its top border over the text
-            rows.append(editor[0])
+        rows.append(self._editor_frame()[0])  # the editor's top border
         return self._ansi("live", "\n".join([*rows, marker]))
+
+    def _editor_frame(self) -> tuple[str, str]:
+        """The rows over and under the editor's text: a plugin's editor draws its own; pi's editor has a rule
+        in the thinking level's colour, or ``bashMode``'s while the text is a ``!command``."""
+        editor = self._editor_rows()
+        if editor:
+            return editor[0], editor[-1]
+        if self.editor_text().lstrip().startswith("!"):
+            token = "bashMode"
+        else:
+            level = str(getattr(self.session, "thinking_level", "off") or "off")
+            token = "thinking" + level[:1].upper() + level[1:]
+        if token not in getattr(self.palette.theme, "colors", {token: None}):
+            token = "thinkingOff"
+        rule = self.palette(("─" if self.palette.glyphs.user == "›" else "-") * (self._width() or 80), token)
+        return rule, rule
 
     def rendered_rows(self) -> list[str]:
         """What is drawn below the scrollback now: the live region, the editor's text, the footer (``/debug``)."""
@@ -1232,13 +1246,13 @@ class InteractiveApp:
             from .components import render_component
 
             rows = render_component(self._footer_component, self._width() or 80)
-            return self._ansi("footer", "\n".join([*self._editor_rows()[-1:], *self._widget_rows("belowEditor"),
+            return self._ansi("footer", "\n".join([self._editor_frame()[1], *self._widget_rows("belowEditor"),
                                                    *rows]))
         compaction = getattr(getattr(self.session, "settings", None), "compaction", None)
         rows = footer_rows(self.palette, self.session, self.renderer.stats, self.statuses, self.hint,
                            self._width() or 80, branch=self._branch.get() if self._branch else None,
                            auto_compact=bool(getattr(compaction, "enabled", True)))
-        return self._ansi("footer", "\n".join([*self._editor_rows()[-1:], *self._widget_rows("belowEditor"),
+        return self._ansi("footer", "\n".join([self._editor_frame()[1], *self._widget_rows("belowEditor"),
                                                *rows]))
 
     # -- the line loop (no terminal) -------------------------------------------------------------
