@@ -132,6 +132,9 @@ async def _run(options: RunOptions, host: PluginHost, globals_: GlobalOptions) -
         for diagnostic in host.diagnostics[reported:]:
             print(f"pi: {diagnostic.message}", file=sys.stderr)
     startup_done()
+    if mode != "interactive":  # the terminal shows its own notices
+        for problem in _config_problems(session):
+            print(f"pi: {problem}", file=sys.stderr)
     if options.name:
         session.set_session_name(options.name)
     try:
@@ -178,6 +181,13 @@ async def _dispatch(session: Any, mode: str, prompts: list[str], images: list[An
         if code:
             break
     return code
+
+
+def _config_problems(session: Any) -> list[str]:
+    """What pi read and ignored in its files (settings.json, models.json, auth.json: broken, nested too
+    deeply, values of the wrong type), each naming the file: said once at start, not silently dropped."""
+    found = [*getattr(session.settings, "errors", ()), *getattr(session.models, "errors", ())]
+    return list(dict.fromkeys(str(problem) for problem in found))
 
 
 def _report_hook_error(error: Any) -> None:

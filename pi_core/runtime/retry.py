@@ -74,7 +74,9 @@ class AutoRetry:
         if not self.policy.enabled or not cap or retry_after_ms <= cap or text.startswith(WAIT_PREFIX):
             return text
         seconds = -(-retry_after_ms // 1000)
-        when = time.strftime("%H:%M:%S UTC", time.gmtime(time.time() + retry_after_ms / 1000))
+        # a time of day is enough within a day; further off (an HTTP-date Retry-After), the date too
+        layout = "%H:%M:%S UTC" if retry_after_ms < 86_400_000 else "%Y-%m-%d %H:%M:%S UTC"
+        when = time.strftime(layout, time.gmtime(time.time() + retry_after_ms / 1000))
         return (f"{WAIT_PREFIX} {seconds} s before retrying, longer than retry.maxAgentDelayMs allows "
                 f"({cap // 1000} s): try again after {when}. {text}")
 

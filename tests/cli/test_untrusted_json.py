@@ -33,6 +33,9 @@ def test_a_deeply_nested_config_file_is_no_traceback(tmp_path: Path, name: str) 
         assert str(agent / name) in result.stderr or result.returncode == 0
     else:
         assert (result.returncode, result.stdout) == (0, "still here\n"), result.stderr
+        # said once, naming the file, instead of being ignored in silence
+        (said,) = [line for line in result.stderr.splitlines() if str(agent / name) in line]
+        assert said.startswith("pi: ") and "nested more than 200 levels deep" in said
     assert (agent / name).read_text() == DEEP  # never rewritten
 
 

@@ -95,6 +95,19 @@ def test_a_retry_after_beyond_the_cap_stops_and_says_when_to_try_again(tmp_path:
     assert seen == 1  # not retried
 
 
+def test_a_retry_after_days_away_gives_the_date(tmp_path: Path) -> None:
+    import time
+
+    with FakeProviderServer([rate_limited("Fri, 31 Dec 2099 23:59:59 GMT") for _ in range(4)]) as server:
+        result = run(tmp_path, server)
+    assert result.returncode == 1
+    assert "try again after 2099-12-31 23:59:" in result.stderr, result.stderr  # not just a time of day
+    with FakeProviderServer([rate_limited("7200") for _ in range(4)]) as server:
+        result = run(tmp_path, server)
+    soon = time.strftime("%Y-%m-%d", time.gmtime(time.time() + 7200))
+    assert "try again after " in result.stderr and f"after {soon}" not in result.stderr  # a time of day
+
+
 def test_a_short_retry_after_is_waited_for(tmp_path: Path) -> None:
     with FakeProviderServer([rate_limited("1"), {"text": "after the wait"}]) as server:
         result = run(tmp_path, server)

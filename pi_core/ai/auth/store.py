@@ -116,7 +116,7 @@ class CredentialStore:
                 with locked(self.path, wait=5.0):
                     data = self._read_disk()
             except (CredentialStoreError, TimeoutError):
-                self.errors = [str(first)]
+                self.errors = [f"{first}; the credentials stored there are not used until it is fixed"]
                 self._data, self._seen = {}, revision
                 return self._data
         self._remember(data)
