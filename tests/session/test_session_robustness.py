@@ -448,6 +448,29 @@ def test_session_check_names_what_reading_works_around(tmp_path: Path) -> None:
     assert f"line {_LAST_ANSWER + 1}: entry 707c710e (message)" in done.stdout  # Infinity is no token count
 
 
+def test_a_damaged_usage_in_the_terminal(tmp_path: Path) -> None:
+    """The terminal interface (the real pi in a pty) on a file whose last answer has ``usage: "x"``: every
+    prompt used to end in "Error: AttributeError"; now it is answered."""
+    sys.path.insert(0, str(REPO / "tests" / "interactive"))
+    from ptyterm import PtyApp
+
+    path = _placed(tmp_path, READER_KINDS["usage not an object"])
+    env = {**{k: v for k, v in os.environ.items() if k != "NO_COLOR"}, "TERM": "xterm",
+           "PI_CODING_AGENT_DIR": str(tmp_path / "agent"), "PI_NO_OSC52": "1"}
+    app = PtyApp([sys.executable, "-m", "pi_core", "--provider", "faux", "--model", "echo", "--session", str(path)],
+                 env=env, cwd=tmp_path, stderr=tmp_path / "stderr.txt", columns=160, lines=40)
+    try:
+        app.wait_for("/help for commands", 60)
+        app.settle(0.5)  # the editor is up
+        app.type("please echo this line")
+        app.wait_for(lambda: app.text().count("please echo this line") >= 2, 60)  # the prompt and its answer
+        app.settle(0.5)
+        assert "AttributeError" not in app.text() and "Error:" not in app.text()
+    finally:
+        app.close()
+    assert "Traceback" not in (tmp_path / "stderr.txt").read_text()
+
+
 # ---------------------------------------------------------------------------------------------
 # another program truncates or replaces the file while pi writes it
 
@@ -571,6 +594,46 @@ def test_kill_9_then_reopen_at_once(tmp_path: Path) -> None:
     assert (tmp_path / "s.jsonl.lock").exists()  # left behind by the kill
     with SessionManager.open(path) as manager:  # no delay, no error
         manager.append_message(UserMessage(content=[TextContent(text="after the kill")]))
+
+
+def test_kill_9_of_pi_during_a_tool_call_then_pi_again_at_once(tmp_path: Path) -> None:
+    """The real pi, killed with SIGKILL while its bash tool runs `sleep` (which survives it, holding the
+    lock file's descriptor): the next pi on that session starts at once, takes the lock over, answers."""
+    import signal
+
+    path = _placed(tmp_path, BASE)
+    pids = tmp_path / "pids"
+    prompt = json.dumps({"tool_calls": [{"name": "bash", "arguments": {"command": f"echo $$ > {pids}; sleep 60"}}]})
+    proc = subprocess.Popen([sys.executable, "-m", "pi_core", "--provider", "faux", "--model", "echo",
+                             "--session", str(path), "--mode", "rpc"], cwd=tmp_path, stdin=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "PI_CODING_AGENT_DIR": str(tmp_path / "agent")})
+    sleeper = None
+    try:
+        proc.stdin.write((json.dumps({"type": "prompt", "id": "p", "message": prompt}) + "\n").encode())
+        proc.stdin.flush()
+        deadline = time.monotonic() + 60
+        while not (pids.exists() and pids.read_text().strip()):
+            assert time.monotonic() < deadline, "the tool call never started"
+            time.sleep(0.05)
+        sleeper = int(pids.read_text())
+        proc.kill()
+        proc.wait(10)
+        assert (tmp_path / "s.jsonl.lock").exists()  # left behind
+        started = time.monotonic()
+        done = _pi(tmp_path, "--session", str(path), "-p", "after the kill")
+        assert time.monotonic() - started < 60  # at once, not after the sleep or a lock timeout
+        assert done.returncode == 0 and "after the kill" in done.stdout, done.stderr
+        assert path.read_bytes().startswith(BASE.replace(b'"cwd":"/home/user/project"',
+                                                         b'"cwd":' + json.dumps(str(tmp_path)).encode(), 1))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        if sleeper is not None:
+            try:
+                os.kill(sleeper, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
 
 # ---------------------------------------------------------------------------------------------
