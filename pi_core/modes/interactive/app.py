@@ -142,6 +142,7 @@ class InteractiveApp:
             else LineOutput(stdout)
         self.renderer = Renderer(self.output, self.palette, self._width)
         self.renderer.defer_layout = tty  # long answers are laid out off the loop: keys keep echoing
+        self.status = self._terminal_status()
         self.statuses: dict[str, str] = {}
         self.widgets: dict[str, tuple[Any, str]] = {}  # lines or a plugin's component, placement
         self._widget_factories: dict[str, Any] = {}
@@ -260,6 +261,7 @@ class InteractiveApp:
         def handle(event: Any) -> None:
             self._draw_new_entries()  # a plugin's entry appended before this event is drawn before it
             self.renderer.handle(event)
+            self.status.handle(event)
             if getattr(event, "type", None) == "session_info_changed":
                 self._update_title()
 
@@ -350,6 +352,7 @@ class InteractiveApp:
 
     async def _shutdown(self) -> None:
         self.layer.close()
+        self.status.close()
         task = self._task
         if task is not None and not task.done():
             if self.session.is_streaming:
@@ -507,6 +510,41 @@ class InteractiveApp:
         self._header()
         self._update_title()
         self._show_history()
+
+    def _terminal_status(self) -> Any:
+        """OSC 7501 program status and OSC 9;4 progress (:mod:`.terminal_status`); nothing without a terminal."""
+        from .terminal_status import TerminalStatus, program_status_wanted
+
+        wanted = program_status_wanted()
+        return TerminalStatus(self._write_terminal, lambda: self.session.session.get_session_name(),
+                              progress=self.tty and self._setting("terminal.showTerminalProgress", False) is True,
+                              supported=self.tty and wanted is True)
+
+    def _write_terminal(self, text: str) -> None:
+        if self.tty:
+            with contextlib.suppress(OSError, ValueError):
+                self.stdout.write(text)
+                self.stdout.flush()
+
+    def _start_status(self) -> None:
+        """Ask the terminal whether it shows program status (pi asks at start), take its answer off the input,
+        and check tmux's key setup in the background."""
+        from prompt_toolkit.key_binding import merge_key_bindings
+
+        from .terminal_status import PROGRAM_STATUS_QUERY, program_status_wanted, reply_key_bindings, tmux_warning
+
+        self._editor.key_bindings = merge_key_bindings([self._editor.key_bindings,
+                                                        reply_key_bindings(self.status.confirm)])
+        if program_status_wanted() is None:
+            self._write_terminal(PROGRAM_STATUS_QUERY)
+        self.status.report()
+
+        async def tmux() -> None:
+            warning = await asyncio.to_thread(tmux_warning)
+            if warning:
+                self.renderer.notice(warning, "warning")
+
+        self._spawn(tmux(), track=False)
 
     def _on_reloaded(self) -> None:
         """``/reload`` finished: read ``keybindings.json`` and the themes again (the editor's keys follow at
@@ -869,7 +907,11 @@ class InteractiveApp:
         self._dialogs.append((run, future))
         self._dialog_wanted.set()
         self._suspend_editor()
-        return await future
+        self.status.dialog(True)  # the terminal may show that pi waits for the user
+        try:
+            return await future
+        finally:
+            self.status.dialog(False)
 
     def notify(self, message: str, level: str) -> None:
         self.renderer.notice(message, level)
@@ -1094,6 +1136,7 @@ class InteractiveApp:
         from .warmup import warm_up
 
         warm_up()  # what the first answer imports, while the first prompt is typed
+        self._start_status()
         enable_extended_keys(self.stdout)
         self._terminal_modes = [_terminal_mode(self.stdin)]
         try:
@@ -1183,6 +1226,8 @@ class InteractiveApp:
             self._draw_new_entries()
             if ticks % THEME_POLL_TICKS == 0:
                 self._reload_changed_theme()
+            if ticks % 10 == 0:
+                self.status.renew()
             if self.hint and time.monotonic() > self._hint_until:
                 self.hint = None
                 self.output.live_changed()
