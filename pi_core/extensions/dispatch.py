@@ -175,10 +175,10 @@ def hook_wait() -> Iterator[None]:
 
 
 class _Exited(Exception):
-    """A ``SystemExit`` raised by a handler running as a task, carried out of it: a task would hand a
-    ``SystemExit`` to the event loop, which ends the program."""
+    """A ``SystemExit`` (or ``KeyboardInterrupt``) raised by a handler running as a task, carried out of it: a
+    task would hand it to the event loop, which ends the program."""
 
-    def __init__(self, exit: SystemExit) -> None:
+    def __init__(self, exit: SystemExit | KeyboardInterrupt) -> None:
         super().__init__(exit)
         self.exit = exit
 

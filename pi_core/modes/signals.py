@@ -45,7 +45,7 @@ class SignalStop:
             if number is None:
                 continue
             try:
-                self._previous[number] = signals.signal(number, lambda _n, _f, code=code: self._caught(code))
+                self._previous[number] = signals.signal(number, self._handler(code))
             except (OSError, RuntimeError, ValueError):
                 continue
         return self
@@ -57,6 +57,12 @@ class SignalStop:
             except (OSError, RuntimeError, ValueError, TypeError):
                 pass
         self._previous.clear()
+
+    def _handler(self, code: int) -> Callable[[int, Any], None]:
+        def handler(_number: int, _frame: Any) -> None:
+            self._caught(code)
+
+        return handler
 
     def _caught(self, code: int) -> None:
         """The Python-level handler: runs in the main thread between two bytecodes, even while the event

@@ -190,7 +190,7 @@ def _date(ms: int | None) -> datetime | None:
 def _make_info(path: Path, header: dict[str, Any], activity: int | None, count: int, first: str,
                name: str | None, mtime: float) -> SessionInfo:
     created_ms = iso_to_ms(header.get("timestamp"))
-    created = _date(created_ms) or _date(0)
+    created = _date(created_ms) or datetime.fromtimestamp(0, tz=timezone.utc)
     modified = (_date(activity) if activity else None) or _date(created_ms) or \
         datetime.fromtimestamp(mtime, tz=timezone.utc)
     cwd = header.get("cwd")
