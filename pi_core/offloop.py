@@ -9,8 +9,10 @@ context and the calling event loop as its running loop, so code written for the 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import contextvars
+import inspect
 import queue
 import threading
 from collections.abc import Callable
@@ -74,3 +76,61 @@ def in_worker(thunk: Callable[[], Any]) -> asyncio.Future[Any]:
 
     workers.submit(job)
     return future
+
+
+def call_on_loop(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)`` on the event loop's own thread, waiting for its result.
+
+    A ``def`` hook runs in a worker thread that sees the session's loop as its running loop; what it calls
+    on ``ctx`` changes the session, the transcript and the screen, which only the loop's thread may touch.
+    On the loop's thread (or with no loop running) this is a plain call."""
+    loop = asyncio.events._get_running_loop()
+    owner = getattr(loop, "_thread_id", None)
+    if loop is None or owner is None or owner == threading.get_ident() or loop.is_closed():
+        return fn(*args, **kwargs)
+    done: concurrent.futures.Future[Any] = concurrent.futures.Future()
+
+    def run() -> None:
+        try:
+            done.set_result(fn(*args, **kwargs))
+        except BaseException as exc:  # handed to the calling thread
+            done.set_exception(exc)
+
+    try:
+        loop.call_soon_threadsafe(run)
+    except RuntimeError:  # the loop closed meanwhile
+        return fn(*args, **kwargs)
+    return done.result()
+
+
+class LoopBound:
+    """A stand-in for ``target`` whose plain methods run on the event loop's thread when called from another
+    thread (:func:`call_on_loop`); coroutine methods and attributes pass through as they are."""
+
+    __slots__ = ("_target",)
+
+    def __init__(self, target: Any) -> None:
+        object.__setattr__(self, "_target", target)
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._target, name)
+        if not callable(value) or inspect.iscoroutinefunction(value) or isinstance(value, type):
+            return value
+
+        def bound(*args: Any, **kwargs: Any) -> Any:
+            return call_on_loop(value, *args, **kwargs)
+
+        return bound
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._target, name, value)
+
+    def __repr__(self) -> str:
+        return f"LoopBound({self._target!r})"
+
+
+def on_loop_thread() -> bool:
+    """True on the running event loop's own thread (or with no loop running): no marshalling needed."""
+    loop = asyncio.events._get_running_loop()
+    owner = getattr(loop, "_thread_id", None)
+    return loop is None or owner is None or owner == threading.get_ident()

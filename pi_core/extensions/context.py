@@ -17,8 +17,9 @@ import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
+from ..offloop import LoopBound, on_loop_thread
 from .bus import EventBus
 from .dispatch import hook_wait
 from .mcp_servers import McpServerRegistry
@@ -368,13 +369,24 @@ class ExtensionContext:
         self.ui = ui or UI()
         self.mode = mode
         self.events = events or EventBus()
-        self._runtime = runtime
+        # a `def` hook runs in a worker thread: what it asks of the session is done on the loop's thread
+        self._runtime = cast(SessionRuntime, LoopBound(runtime)) if runtime is not None else None
         self._flags = dict(flags or {})
         self._mcp_servers = McpServerRegistry()
         self._shortcuts = ShortcutRegistry()
         self._renderers = RendererRegistry()
 
     # -- state ---------------------------------------------------------------------------------
+
+    @property
+    def ui(self) -> UI:
+        """Dialogs and notices; from a ``def`` hook's worker thread, its plain methods run on the loop's thread."""
+        ui = self._ui
+        return ui if on_loop_thread() else cast(UI, LoopBound(ui))
+
+    @ui.setter
+    def ui(self, value: UI) -> None:
+        self._ui = value
 
     @property
     def has_ui(self) -> bool:
