@@ -70,7 +70,7 @@ def run_command(options: RunOptions, host: PluginHost, globals_: GlobalOptions) 
         if options.list_models is not None:
             return list_models(host, options.list_models)
         if options.export is not None:
-            return export_session(options)
+            return export_session(options, host)
         return asyncio.run(_run(options, host, globals_))
     except UsageError as exc:
         print(f"pi: {exc}", file=sys.stderr)
@@ -418,17 +418,38 @@ def _tokens(count: int) -> str:
     return f"{count // 1000}K" if count >= 1000 else str(count)
 
 
-def export_session(options: RunOptions) -> int:
+def export_session(options: RunOptions, host: PluginHost) -> int:
     from .export_html import export_session_html
 
     source = Path(options.export or "").expanduser()
     target = Path(options.messages[0]) if options.messages else Path(f"pi-session-{source.stem}.html")
     try:
-        written = export_session_html(source, target)
+        written = export_session_html(source, target, theme=_export_theme(options, host))
     except (OSError, ValueError) as exc:
         raise RunError(f"cannot export {source}: {exc}") from exc
     print(f"Exported to: {written}")
     return 0
+
+
+def _export_theme(options: RunOptions, host: PluginHost) -> Any:
+    """The theme the terminal would use here (``--theme``/``--use-theme``, the ``theme`` setting, theme
+    files of the agent directory, the trusted project, packages): pi 1.6's ``--export`` ignores it."""
+    from .modes.interactive.theme import choose_theme, configured_catalog, terminal_background, theme_setting
+    from .packages import package_set_for
+    from .runtime.session_cwd import stored_trust
+    from .runtime.settings import Settings
+
+    cwd, agent_dir = Path(host.cwd), Path(host.agent_dir)
+    settings = Settings.load(cwd, agent_dir, trusted=stored_trust(host, cwd))
+    extra = [] if options.no_themes else package_set_for(host).theme_paths
+    catalog = configured_catalog(settings, agent_dir, cwd, extra=extra, given=[Path(p) for p in _theme_paths(options)],
+                                 no_themes=options.no_themes)
+    errors = list(catalog.errors)
+    setting = (_setting_overrides(options) or {}).get("theme") or theme_setting(settings)
+    theme = choose_theme(setting, catalog, background=terminal_background(), errors=errors)
+    for problem in errors:
+        print(f"pi: {problem}", file=sys.stderr)
+    return theme
 
 
 __all__ = ["RunError", "RunOptions", "UsageError", "run_command"]

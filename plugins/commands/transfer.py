@@ -54,7 +54,10 @@ async def _export(args: str, ctx: CommandContext) -> None:
             active = set(ctx.get_active_tools())
             tools = [t for t in ctx.get_all_tools() if t.name in active]
             target = _resolve(ctx, given or default_export_name(manager))
-            path = export_manager_html(manager, target, system_prompt=ctx.get_system_prompt(), tools=tools)
+            # the terminal's current theme; elsewhere ctx.ui.theme is a colourless stand-in, so pi's default
+            theme = ctx.ui.theme if ctx.mode == "tui" else None
+            path = export_manager_html(manager, target, system_prompt=ctx.get_system_prompt(), tools=tools,
+                                       theme=theme)
     except (OSError, ValueError) as exc:
         await ctx.ui.notify(f"Failed to export session: {exc}", "error")
         return

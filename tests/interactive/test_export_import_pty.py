@@ -39,6 +39,22 @@ def test_export_writes_html_by_default_and_jsonl_for_a_jsonl_path(running, tmp_p
     assert [e["parentId"] for e in lines[1:]] == [None, *[e["id"] for e in lines[1:-1]]]
 
 
+def test_export_renders_markdown_in_the_terminal_theme(running, tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    agent.mkdir(exist_ok=True)
+    (agent / "settings.json").write_text(json.dumps({"theme": "light"}))
+    app = running([{"text": "## Findings\n\n| file | lines |\n|---|---|\n| notes.txt | 2 |\n\nThat is all."}])
+    app.type("look")
+    app.wait_for("That is all.")
+    app.type("/export themed.html")
+    app.wait_for("Session exported to:")
+    quit_app(app)
+    page = (tmp_path / "project" / "themed.html").read_text()
+    assert "<h2>Findings</h2>" in page and "<td>notes.txt</td>" in page
+    # the light theme the terminal draws with: pi 1.6's light export colours
+    assert "--pageBg:#efeeee;--cardBg:#f7f6f6;--infoBg:#ede3dd" in page
+
+
 def test_import_continues_a_session_file_keeping_its_id(running, tmp_path: Path) -> None:
     app = running()
     app.type("remember the word kiwi")

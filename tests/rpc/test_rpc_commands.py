@@ -181,6 +181,18 @@ def test_export_html_writes_the_session_page(tmp_path: Path) -> None:
     assert Path(default["data"]["path"]).parent == tmp_path.resolve()
 
 
+def test_export_html_takes_the_theme_setting(tmp_path: Path, agent_dir: Path) -> None:
+    agent_dir.mkdir(parents=True, exist_ok=True)
+    (agent_dir / "settings.json").write_text(json.dumps({"theme": "light"}))
+    with RpcProcess(tmp_path) as pi:
+        pi.prompt("## A heading")
+        exported, _ = pi.call({"type": "export_html", "outputPath": "light.html"})
+    page = Path(exported["data"]["path"]).read_text()
+    # pi 1.6's light theme: its export colours and its heading colour
+    assert "--pageBg:#efeeee;--cardBg:#f7f6f6;--infoBg:#ede3dd" in page and "--mdHeading:#8f6802" in page
+    assert "<h2>A heading</h2>" in page  # the user's message is markdown too, as in pi's export
+
+
 def retrying_session(tmp_path: Path, agent_dir: Path) -> RpcProcess:
     """A session whose first answer fails with a retryable error and whose retry waits a minute."""
     agent_dir.mkdir(parents=True, exist_ok=True)

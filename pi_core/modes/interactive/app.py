@@ -219,34 +219,9 @@ class InteractiveApp:
     def _choose_theme(self, colour: bool) -> Any:
         """The ``theme`` setting (or ``--theme``): a built-in, a theme file of the agent directory,
         the project (trusted) or the ``themes`` setting; ``light/dark`` picks by the terminal."""
-        from .theme import ThemeCatalog, choose_theme, terminal_background
+        from .theme import choose_theme, session_theme_catalog, terminal_background
 
-        settings = getattr(self.session, "settings", None)
-        trusted = bool(getattr(settings, "trusted", False))
-        base = Path(getattr(self.session.host, "agent_dir", ".") or ".")
-        options = getattr(getattr(getattr(self.session, "resources", None), "loader", None), "options", None)
-        given = [Path(self.session.cwd) / p for p in getattr(options, "theme_paths", ())]  # --theme PATH
-        if getattr(options, "no_themes", False):  # --no-themes: only the built-ins and --theme paths
-            catalog = ThemeCatalog.discover(None, extra=given)
-            self.themes = catalog
-            self._theme_errors.extend(catalog.errors)
-            setting = self._setting("theme", None)
-            return choose_theme(setting if isinstance(setting, str) else None, catalog,
-                                background=terminal_background(), colour=colour, errors=self._theme_errors)
-        extra: list[Path] = list(settings.theme_paths()) if hasattr(settings, "theme_paths") else []
-        enabled = None
-        if settings is not None and hasattr(settings, "scope_data"):
-            from ...runtime.resource_filter import ResourceFilter
-
-            rules = ResourceFilter(settings, "themes", Path(self.session.cwd), base)
-            enabled = rules.enabled if rules.active else None
-        from ...packages import package_set_for
-
-        extra.extend(package_set_for(self.session.host).theme_paths)  # packages filter their own themes
-        extra.extend(getattr(self.session, "theme_paths", []))  # themes plugins add through resources_discover
-        extra.extend(given)
-        # the filter only speaks for the settings' own places (agent/project themes dirs, plain entries)
-        catalog = ThemeCatalog.discover(base, Path(self.session.cwd), trusted=trusted, extra=extra, enabled=enabled)
+        catalog = session_theme_catalog(self.session)
         self.themes = catalog
         self._theme_errors.extend(catalog.errors)
         setting = self._setting("theme", None)

@@ -80,8 +80,19 @@ def highlight_lines(palette: Palette, code: str, *, language: str | None = None,
     return lines
 
 
+def highlight_tokens(code: str, *, language: str | None = None) -> list[tuple[str | None, str]] | None:
+    """``code`` as ``(theme token, text)`` pieces (token ``None`` for plain text), or ``None`` when no
+    lexer fits the language or the code is too long; the HTML export colours these by the theme."""
+    if not language or len(code) > MAX_HIGHLIGHT_CHARS:
+        return None
+    lexer = _lexer(language, None)
+    if lexer is None:
+        return None
+    return [(_token_style(kind), value) for kind, value in lexer.get_tokens(code) if value]
+
+
 def language_known(language: str) -> bool:
     return _lexer(language, None) is not None
 
 
-__all__ = ["MAX_HIGHLIGHT_CHARS", "highlight_lines", "language_known"]
+__all__ = ["MAX_HIGHLIGHT_CHARS", "highlight_lines", "highlight_tokens", "language_known"]

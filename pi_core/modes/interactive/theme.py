@@ -421,6 +421,56 @@ def choose_theme(setting: str | None, catalog: ThemeCatalog, *, background: str 
         return builtin_theme("system", colour=colour)
 
 
+def configured_catalog(settings: Any, agent_dir: Path | None, cwd: Path, *, extra: Iterable[Path] = (),
+                       given: Iterable[Path] = (), no_themes: bool = False) -> ThemeCatalog:
+    """The themes ``settings`` make available: the agent directory's and (trusted) the project's theme
+    folders and the ``themes`` setting's paths, switched off one by one by that setting's filter entries,
+    then ``extra`` (packages' and plugins' themes) and ``given`` (``--theme`` files). With ``no_themes``
+    (``--no-themes``) only the built-ins and ``given``."""
+    if no_themes:
+        return ThemeCatalog.discover(None, extra=given)
+    paths: list[Path] = list(settings.theme_paths()) if hasattr(settings, "theme_paths") else []
+    enabled = None
+    if settings is not None and hasattr(settings, "scope_data") and agent_dir is not None:
+        from ...runtime.resource_filter import ResourceFilter
+
+        rules = ResourceFilter(settings, "themes", cwd, agent_dir)
+        enabled = rules.enabled if rules.active else None
+    # the filter only speaks for the settings' own places (agent/project themes dirs, plain entries)
+    return ThemeCatalog.discover(agent_dir, cwd, trusted=bool(getattr(settings, "trusted", False)),
+                                 extra=[*paths, *extra, *given], enabled=enabled)
+
+
+def session_theme_catalog(session: Any) -> ThemeCatalog:
+    """:func:`configured_catalog` for a running ``AgentSession``: its settings, its packages' themes, the
+    themes its plugins add (``resources_discover``) and its ``--theme`` / ``--no-themes`` options."""
+    from ...packages import package_set_for
+
+    cwd = Path(session.cwd)
+    options = getattr(getattr(getattr(session, "resources", None), "loader", None), "options", None)
+    given = [cwd / p for p in getattr(options, "theme_paths", ())]
+    no_themes = bool(getattr(options, "no_themes", False))
+    extra = [] if no_themes else [*package_set_for(session.host).theme_paths, *getattr(session, "theme_paths", [])]
+    agent_dir = Path(getattr(session.host, "agent_dir", ".") or ".")
+    return configured_catalog(getattr(session, "settings", None), agent_dir, cwd, extra=extra, given=given,
+                              no_themes=no_themes)
+
+
+def theme_setting(settings: Any) -> str | None:
+    """The ``theme`` setting's value (a run's ``--use-theme`` override first), or ``None``."""
+    value = getattr(settings, "theme", None)
+    if value is None and hasattr(settings, "get"):
+        value = settings.get("theme", None)
+    return value if isinstance(value, str) else None
+
+
+def session_theme(session: Any, *, errors: list[str] | None = None) -> Theme:
+    """The theme the ``theme`` setting picks for a running session, as the terminal would choose it
+    (used where no terminal is up: the RPC ``export_html`` command)."""
+    return choose_theme(theme_setting(getattr(session, "settings", None)), session_theme_catalog(session),
+                        background=terminal_background(), errors=errors)
+
+
 def terminal_background(env: dict[str, str] | None = None) -> str:
     """``light`` or ``dark`` from ``COLORFGBG`` (``fg;bg``, bg 7 or 15 is light), else ``dark``."""
     env = dict(os.environ) if env is None else env
@@ -430,4 +480,5 @@ def terminal_background(env: dict[str, str] | None = None) -> str:
 
 
 __all__ = ["BG_TOKENS", "FG_TOKENS", "TOKENS", "Theme", "ThemeCatalog", "ThemeError", "build_theme",
-           "builtin_theme", "choose_theme", "load_theme_file", "parse_colour", "terminal_background"]
+           "builtin_theme", "choose_theme", "configured_catalog", "load_theme_file", "parse_colour",
+           "session_theme", "session_theme_catalog", "terminal_background", "theme_setting"]

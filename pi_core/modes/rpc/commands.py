@@ -328,6 +328,7 @@ async def _get_session_stats(rpc: RpcServer, cmd: dict[str, Any]) -> Any:
 @command("export_html")
 async def _export_html(rpc: RpcServer, cmd: dict[str, Any]) -> Any:
     from ...export_html import default_export_name, export_manager_html
+    from ..interactive.theme import session_theme
 
     manager = rpc.session.session
     given = field(cmd, "outputPath", str, required=False)
@@ -335,7 +336,8 @@ async def _export_html(rpc: RpcServer, cmd: dict[str, Any]) -> Any:
     if not target.is_absolute():
         target = rpc.session.cwd / target
     system_prompt = rpc.session.agent.config.system_prompt
-    path = export_manager_html(manager, target, system_prompt=system_prompt, tools=rpc.session.tools())
+    path = export_manager_html(manager, target, system_prompt=system_prompt, tools=rpc.session.tools(),
+                               theme=session_theme(rpc.session))  # the theme setting, as pi's RPC export
     return {"path": str(path)}
 
 
