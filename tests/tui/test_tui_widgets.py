@@ -184,9 +184,17 @@ def test_loaders_spin_while_the_loop_runs_and_cancel_on_escape() -> None:
     async def run() -> None:
         loader = Loader(Tui(), lambda s: s, lambda s: s, "Working", {"frames": ["a", "b"], "interval_ms": 10})
         first = loader.render(20)
-        await asyncio.sleep(0.08)
-        assert loader.render(20) != first or loader.current_frame != 0
+        seen = {tuple(first)}
+        for _ in range(200):  # a loaded machine may tick late: wait for the second frame, not for a time
+            await asyncio.sleep(0.01)
+            seen.add(tuple(loader.render(20)))
+            if len(seen) > 1:
+                break
+        assert first == ["", " a Working"] and ("", " b Working") in seen and renders
         loader.stop()
+        stopped_at = loader.render(20)
+        await asyncio.sleep(0.05)
+        assert loader.render(20) == stopped_at
         cancellable = CancellableLoader(Tui(), lambda s: s, lambda s: s, "Waiting")
         aborted: list[bool] = []
         cancellable.on_abort = lambda: aborted.append(True)
