@@ -35,6 +35,7 @@ class Markdown:
     def _rows(self, width: int) -> list[str]:
         if not self.text.strip():
             return []
+        from ..modes.interactive.capabilities import hyperlinks
         from ..modes.interactive.markdown import render_markdown
         from ..modes.interactive.style import Palette
 
@@ -42,7 +43,7 @@ class Markdown:
         palette = Palette(colour, theme=self.theme) if self.theme is not None else Palette(colour)
         pad = min(self.padding_x, max(0, (width - 1) // 2))
         margin = " " * pad
-        rows = render_markdown(palette, self.text, max(1, width - 2 * pad))
+        rows = render_markdown(palette, self.text, max(1, width - 2 * pad), hyperlinks=hyperlinks())
         return [*[""] * self.padding_y, *(margin + row for row in rows), *[""] * self.padding_y]
 
 

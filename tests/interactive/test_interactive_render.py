@@ -339,3 +339,26 @@ def test_a_long_answer_is_laid_out_off_the_loop_and_what_follows_waits_for_it() 
     whole, whole_sink = renderer(60)
     whole.handle(MessageEndEvent(AssistantMessage(content=[TextContent(text=text)])))
     assert rows == [*whole_sink.rows, "after the answer"]  # the same rows, then what came after, in order
+
+
+def test_output_pad_pads_scrollback_and_live_rows_and_narrows_the_layout() -> None:
+    """``outputPad: 1`` (pi's transcript padding): a column left of every row, the layout two columns narrower;
+    the live region is padded as the scrollback is, so nothing shifts when a block is printed."""
+    render, sink = renderer(20)
+    render.pad = 1
+    text = "alpha beta gamma delta epsilon"
+    message = _stream(render, [text + "\n\n", "still open"])
+    assert render.live_rows(20) == ["", " still open"]  # a blank row stays blank
+    render.handle(MessageEndEvent(message))
+    rows = [r for r in sink.rows if r]
+    assert rows == [" alpha beta gamma", " delta epsilon", " still open"]
+    assert all(display_width(r) <= 19 for r in rows)  # 18 columns of text after the pad
+
+
+def test_code_block_indent_and_link_style_reach_the_answers() -> None:
+    render, sink = renderer(60)
+    render.code_indent, render.hyperlinks = "    ", False
+    render.handle(MessageEndEvent(AssistantMessage(content=[TextContent(
+        text="See [docs](https://example.com/d).\n\n```\ncode()\n```")])))
+    assert "See docs (https://example.com/d)." in sink.rows
+    assert "    code()" in sink.rows

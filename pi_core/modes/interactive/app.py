@@ -27,8 +27,9 @@ from typing import Any, TextIO, TypeVar
 
 from pi_core import UnknownCommandError
 
+from ...runtime.commands import argument_completions
 from ..signals import SignalStop
-from .commands import all_commands, argument_completions, parse
+from .commands import all_commands, parse
 from .dialogs import LineDialogs, TerminalDialogs
 from .footer import footer_rows
 from .keybindings import Keymap
@@ -137,11 +138,13 @@ class InteractiveApp:
         glyphs = Glyphs() if unicode_wanted(stdout) else ASCII_GLYPHS
         self.palette = Palette.for_stream(stdout) if tty else Palette(False, glyphs)
         self._theme_errors: list[str] = []
+        self._capabilities = self._detect_terminal()
         self.palette = self.palette.with_theme(self._choose_theme(self.palette.colour))
         self.output: TerminalOutput | LineOutput = TerminalOutput(stdout, self._output_app) if tty \
             else LineOutput(stdout)
         self.renderer = Renderer(self.output, self.palette, self._width)
         self.renderer.defer_layout = tty  # long answers are laid out off the loop: keys keep echoing
+        self._apply_display_settings()
         self.status = self._terminal_status()
         self.statuses: dict[str, str] = {}
         self.widgets: dict[str, tuple[Any, str]] = {}  # lines or a plugin's component, placement
@@ -227,6 +230,22 @@ class InteractiveApp:
         setting = self._setting("theme", None)
         return choose_theme(setting if isinstance(setting, str) else None, catalog,
                             background=terminal_background(), colour=colour, errors=self._theme_errors)
+
+    def _detect_terminal(self) -> Any:
+        """What the terminal shows (OSC 8 hyperlinks, truecolour), as pi decides it from the terminal,
+        ``PI_HYPERLINKS`` / ``PI_TRUE_COLOR`` and the ``terminal.*`` settings; themes follow it."""
+        from .capabilities import Capabilities, configure
+
+        return configure(getattr(self.session, "settings", None)) if self.tty else Capabilities(False, False)
+
+    def _apply_display_settings(self) -> None:
+        """pi's ``outputPad`` (the transcript's side padding; a pipe gets none), ``markdown.codeBlockIndent``
+        and the hyperlink decision, for what the renderer prints from now on."""
+        from .capabilities import code_block_indent, output_pad
+
+        self.renderer.pad = output_pad(self._setting("outputPad", None)) if self.tty else 0
+        self.renderer.code_indent = code_block_indent(self._setting("markdown.codeBlockIndent", None))
+        self.renderer.hyperlinks = self._capabilities.hyperlinks
 
     def _attach(self, session: Any) -> None:
         if self._unsubscribe is not None:
@@ -531,6 +550,12 @@ class InteractiveApp:
             self.renderer.notice(f"keybindings: {problem}", "warning")
         self.keymap.errors.clear()
         self._theme_errors.clear()
+        self._capabilities = self._detect_terminal()  # the terminal.* settings may have changed
+        self._apply_display_settings()
+        if self._editor is not None:
+            from .input import truecolor_depth
+
+            self._editor.color_depth = truecolor_depth(self._capabilities.truecolor)
         theme = self._choose_theme(self.palette.colour)
         for problem in self._theme_errors:
             self.renderer.notice(problem if problem.startswith("theme") else f"theme: {problem}", "warning")
@@ -657,7 +682,9 @@ class InteractiveApp:
             self.renderer.scroll([f"Updated {u.name} to v{u.version}." for u in updates])
         else:
             self.renderer.scroll([p("Extension Updates", "bold")])
-            self.renderer.scroll(render_markdown(p, "\n\n".join(u.markdown for u in updates), self._width()))
+            self.renderer.scroll(render_markdown(p, "\n\n".join(u.markdown for u in updates), self.renderer.width(),
+                                                 hyperlinks=self.renderer.hyperlinks,
+                                                 code_indent=self.renderer.code_indent))
         self.renderer.gap()
 
     # -- keys ----------------------------------------------------------------------------------
@@ -832,6 +859,8 @@ class InteractiveApp:
                 self.show_hint("Nothing to paste from the clipboard")
                 return
             kind, text = got
+            if kind == "files" and buffer.text.lstrip().startswith("!"):  # shell words on one line, as pi pastes
+                text = " ".join(_shell_word(path) for path in text.split("\n"))
             before = buffer.document.char_before_cursor
             after = buffer.document.current_char
             lead = " " if kind != "text" and before and not before.isspace() else ""
@@ -1088,6 +1117,7 @@ class InteractiveApp:
     # -- the terminal loop ---------------------------------------------------------------------
 
     async def _terminal_loop(self) -> None:
+        from .capabilities import hardware_cursor, menu_rows
         from .input import PiCompleter, build_prompt, history_for
 
         install_extended_keys()
@@ -1102,7 +1132,11 @@ class InteractiveApp:
         self._editor = build_prompt(self, message=self._live_region, footer=self._footer, completer=completer,
                                     history=history_for(Path(self.session.host.agent_dir)),
                                     keymap=lambda: self.keymap,
-                                    lexer=bridge.lexer(), compact=lambda: bridge.component is not None)
+                                    lexer=bridge.lexer(), compact=lambda: bridge.component is not None,
+                                    padding=self._editor_padding,
+                                    menu_rows=lambda: menu_rows(self._setting("autocompleteMaxVisible", None)),
+                                    hardware_cursor=lambda: hardware_cursor(getattr(self.session, "settings", None)),
+                                    truecolor=self._capabilities.truecolor)
         bridge.install(self._editor.app.key_processor)
         self._editor_bridge = bridge
         self._build_editor_component()
@@ -1215,9 +1249,15 @@ class InteractiveApp:
         pending = self.output.pending[-PENDING_SHOWN:] if isinstance(self.output, TerminalOutput) else []
         rows = [*pending, *self.renderer.live_rows(self._width()), *self._widget_rows("aboveEditor")] \
             if isinstance(self.output, TerminalOutput) else []
-        marker = self.palette(f"{self.palette.glyphs.user} ", "bold", "blue")
+        marker = " " * self._editor_padding() + self.palette(f"{self.palette.glyphs.user} ", "bold", "blue")
         rows.append(self._editor_frame()[0])  # the editor's top border
         return self._ansi("live", "\n".join([*rows, marker]))
+
+    def _editor_padding(self) -> int:
+        """pi's ``editorPaddingX``: blank columns left and right of the editor's text."""
+        from .capabilities import editor_padding
+
+        return editor_padding(self._setting("editorPaddingX", None), self._width() or 80)
 
     def _editor_frame(self) -> tuple[str, str]:
         """The rows over and under the editor's text: a plugin's editor draws its own; pi's editor has a rule
@@ -1398,3 +1438,12 @@ async def run_interactive(session: Any, *, initial_prompt: str | None = None, st
 
 
 __all__ = ["InteractiveApp", "LineOutput", "create_ui", "run_interactive"]
+
+
+def _shell_word(path: str) -> str:
+    """``path`` as one shell word: as it is when it holds only safe characters, else single-quoted."""
+    import re
+
+    if path and not re.search(r"[^a-zA-Z0-9_\-./~:@]", path):
+        return path
+    return "'" + path.replace("'", "'\\''") + "'"

@@ -46,20 +46,6 @@ def all_commands(session: Any) -> list[tuple[str, str]]:
             if skills or c.source != "skill"]
 
 
-def argument_completions(session: Any, name: str, prefix: str) -> list[tuple[str, str]]:
-    """``(value, description)`` a plugin command offers for its argument (its ``argument_completions``); a
-    failing completer offers nothing rather than breaking the editor."""
-    command = session.host.commands.get(name)
-    complete = getattr(command, "argument_completions", None)
-    if complete is None:
-        return []
-    try:
-        items = complete(prefix) or []
-    except Exception:  # noqa: BLE001 - a plugin's bug must not take the editor down
-        return []
-    return [(item, "") if isinstance(item, str) else (str(item[0]), str(item[1])) for item in items]
-
-
 def last_answer(session: Any) -> str:
     for message in reversed(session.messages):
         if getattr(message, "role", None) == "assistant" and message.text():

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from .capabilities import use_escape_timeout
 from .style import Palette
 
 VISIBLE_OPTIONS = 10
@@ -52,8 +53,7 @@ class TerminalDialogs:
         ]), focused_element=query)
         app: Application[int | None] = Application(layout=layout, key_bindings=_select_keys(state),
                                                    erase_when_done=True, full_screen=False)
-        app.ttimeoutlen = 0.05
-        app.timeoutlen = 0.1  # a lone Esc cancels at once
+        use_escape_timeout(app)  # PI_TUI_ESC_TIMEOUT: a lone Esc cancels at once
         if refresh is None:
             return await app.run_async()
 
@@ -110,8 +110,7 @@ class TerminalDialogs:
 
         p = self.palette
         session: PromptSession[str] = PromptSession(erase_when_done=True, key_bindings=keys, multiline=multiline)
-        session.app.ttimeoutlen = 0.05
-        session.app.timeoutlen = 0.1  # a lone Esc cancels at once
+        use_escape_timeout(session.app)
         message = ANSI(p(title, "bold") + ("\n" if multiline else ": "))
         # A secret is drawn as one "*" per character, so an API key never shows on screen or in a recording.
         return await session.prompt_async(message, default=prefill, placeholder=ANSI(p(placeholder, "gray")),

@@ -95,7 +95,7 @@ def footer_rows(palette: Palette, session: Any, stats: Stats, statuses: dict[str
     name = session.session.get_session_name()
     if name:
         where += f" {palette.glyphs.bullet} {name}"
-    rows = [palette(clip(where, width, palette.glyphs.ellipsis), "dim")]
+    rows = [palette(clip(where, width, palette.glyphs.ellipsis), "dimText")]
     parts = []
     for label, value in (("↑", stats.input_tokens), ("↓", stats.output_tokens), ("R", stats.cache_read),
                          ("W", stats.cache_write)):
@@ -115,15 +115,15 @@ def footer_rows(palette: Palette, session: Any, stats: Stats, statuses: dict[str
         right = with_provider
     gap = width - display_width(left) - display_width(right)
     if gap >= 2:
-        line = palette(left[:-len(context)], "dim") + _context_colour(palette, context, percent) + \
-            palette(" " * gap + right, "dim")
+        line = palette(left[:-len(context)], "dimText") + _context_colour(palette, context, percent) + \
+            palette(" " * gap + right, "dimText")
     else:
-        line = palette(clip(f"{left}  {right}", width, palette.glyphs.ellipsis), "dim")
+        line = palette(clip(f"{left}  {right}", width, palette.glyphs.ellipsis), "dimText")
     rows.append(line)
     if statuses:
         sep = f" {palette.glyphs.bullet} "
         line = sep.join(" ".join(text.split()) for _, text in sorted(statuses.items()))
-        rows.append(palette(clip(line, width, palette.glyphs.ellipsis), "dim"))
+        rows.append(palette(clip(line, width, palette.glyphs.ellipsis), "dimText"))
     if hint:
         rows.append(palette(clip(hint, width, palette.glyphs.ellipsis), "warning"))
     return rows
@@ -134,7 +134,7 @@ def _context_colour(palette: Palette, text: str, percent: float) -> str:
         return palette(text, "error")
     if percent > 70:
         return palette(text, "warning")
-    return palette(text, "dim")
+    return palette(text, "dimText")
 
 
 __all__ = ["GitBranch", "context_part", "folder_label", "footer_rows", "format_tokens"]

@@ -10,18 +10,25 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from prompt_toolkit import PromptSession
+from prompt_toolkit.application.current import get_app
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 from prompt_toolkit.filters import Condition
+from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
+from prompt_toolkit.output import ColorDepth
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.layout.margins import Margin
+from prompt_toolkit.layout.processors import ConditionalProcessor, Processor, Transformation, TransformationInput
+from prompt_toolkit.layout.utils import explode_text_fragments
 from prompt_toolkit.styles import Style
 
+from .capabilities import use_escape_timeout
 from .keybindings import Keymap, private_chars
 
 _AT_PATH = re.compile(r"(?:^|\s)@([^\s@]*)$")
@@ -47,7 +54,7 @@ class PiCompleter(Completer):
     providers on top (``ctx.ui.add_autocomplete_provider``): ``providers()`` lists their factories."""
 
     def __init__(self, commands: Callable[[], list[tuple[str, str]]], cwd: Path | Callable[[], Path],
-                 arguments: Callable[[str, str], list[tuple[str, str]]] | None = None,
+                 arguments: Callable[[str, str], Awaitable[list[tuple[str, str]] | None]] | None = None,
                  providers: Callable[[], list[Callable[[Any], Any]]] | None = None,
                  report: Callable[[str], None] | None = None) -> None:
         from .project_files import ProjectFiles
@@ -55,7 +62,7 @@ class PiCompleter(Completer):
         self.commands = commands
         self._cwd = cwd if callable(cwd) else (lambda: cwd)  # the session's: it moves with /resume
         self.files = ProjectFiles(lambda: self.cwd)
-        self.arguments = arguments  # a command's own argument completions: (name, typed) -> (value, description)
+        self.arguments = arguments  # a command's argument completions: (name, typed) -> [(value, description)]
         self.providers = providers or (lambda: [])
         self.report = report or (lambda message: None)
         self.builtin = BuiltinProvider(self)
@@ -103,7 +110,7 @@ class PiCompleter(Completer):
                                     complete_event: CompleteEvent) -> Any:  # AsyncGenerator[Completion, None]
         provider = self.provider()
         if provider is self.builtin:
-            for completion in self.builtin.completions(document):
+            for completion in await self.builtin.completions_async(document):
                 yield completion
             return
         import inspect
@@ -153,15 +160,18 @@ class BuiltinProvider:
         self.completer = completer
 
     def completions(self, document: Document) -> Iterable[Completion]:
-        suggestions = self._suggest(document.text_before_cursor)
-        if suggestions is None:
-            return
-        for item in suggestions.items:
-            yield Completion(item.value, start_position=-len(suggestions.prefix), display=item.label or item.value,
-                             display_meta=item.description or "")
+        """Command names and paths (a command's argument completions need :meth:`completions_async`)."""
+        return _as_completions(self._suggest(document.text_before_cursor))
+
+    async def completions_async(self, document: Document) -> list[Completion]:
+        return list(_as_completions(await self._suggest_async(document.text_before_cursor)))
 
     def get_suggestions(self, lines: list[str], cursor_line: int, cursor_col: int, options: Any = None) -> Any:
+        """Suggestions for the text before the cursor; after ``/command `` an awaitable (the command's
+        completions may be ``async``), as pi's ``getSuggestions`` is a promise."""
         text = "\n".join([*lines[:cursor_line], lines[cursor_line][:cursor_col] if cursor_line < len(lines) else ""])
+        if _COMMAND_ARGUMENT.fullmatch(text) and self.completer.arguments is not None:
+            return self._suggest_async(text)
         return self._suggest(text)
 
     def apply_completion(self, lines: list[str], cursor_line: int, cursor_col: int, item: Any,
@@ -177,7 +187,29 @@ class BuiltinProvider:
     def should_trigger_file_completion(self, lines: list[str], cursor_line: int, cursor_col: int) -> bool:
         return True
 
+    async def _suggest_async(self, text: str) -> Any:
+        """:meth:`_suggest`, after the command's argument completions (awaited) when ``text`` is ``/name args``."""
+        from pi_core.tui import AutocompleteItem, AutocompleteSuggestions
+
+        argument = _COMMAND_ARGUMENT.fullmatch(text)
+        complete = self.completer.arguments
+        if argument is None or complete is None:
+            return self._suggest(text)
+        name, typed = argument.group(1), argument.group(2)
+        try:
+            offered = await complete(name, typed)
+        except KeyError:  # no command of that name: "/usr/bin ls" is text
+            offered = None
+        except Exception as exc:  # noqa: BLE001 - a plugin's bug must not take the editor down
+            self.completer._problem(f"/{name}: argument completions failed: {exc}")
+            offered = None
+        if offered:
+            items = [AutocompleteItem(value, value, description or None) for value, description in offered]
+            return AutocompleteSuggestions(items, typed)
+        return self._suggest(text)
+
     def _suggest(self, text: str) -> Any:
+        """Command names after ``/``, paths after ``@`` (the synchronous part of pi's completion)."""
         from pi_core.tui import AutocompleteItem, AutocompleteSuggestions, fuzzy_filter
 
         completer = self.completer
@@ -185,12 +217,6 @@ class BuiltinProvider:
             found = fuzzy_filter(completer.commands(), text[1:], lambda command: command[0])
             items = [AutocompleteItem(f"/{name}", f"/{name}", description) for name, description in found]
             return AutocompleteSuggestions(items, text) if items else None
-        argument = _COMMAND_ARGUMENT.fullmatch(text)
-        offered = completer.arguments(argument.group(1), argument.group(2)) if argument and completer.arguments \
-            else []
-        if argument and offered:
-            items = [AutocompleteItem(value, value, description) for value, description in offered]
-            return AutocompleteSuggestions(items, argument.group(2))
         match = _AT_PATH.search(text)
         if match:
             items = list(self._paths(match.group(1)))
@@ -218,6 +244,14 @@ class BuiltinProvider:
         for path in fuzzy_filter(_plausible(pool, prefix, key), prefix, key)[:MAX_PATH_COMPLETIONS]:
             name = _name(path) + ("/" if path.endswith("/") else "")
             yield AutocompleteItem(f"@{path}", name, path.rstrip("/") if path.rstrip("/") != _name(path) else None)
+
+
+def _as_completions(suggestions: Any) -> Iterable[Completion]:
+    if suggestions is None:
+        return
+    for item in suggestions.items:
+        yield Completion(item.value, start_position=-len(suggestions.prefix), display=item.label or item.value,
+                         display_meta=item.description or "")
 
 
 def _name(path: str) -> str:
@@ -387,12 +421,45 @@ STYLE = Style.from_dict({
 })
 
 
+class DrawnCursor(Processor):
+    """pi's own cursor, for when the terminal's is hidden (``showHardwareCursor`` off): the cell under the
+    cursor in reverse video, a reversed space past the end of the line."""
+
+    def apply_transformation(self, transformation_input: TransformationInput) -> Transformation:
+        ti = transformation_input
+        document = ti.document
+        if ti.lineno != document.cursor_position_row or not get_app().layout.has_focus(ti.buffer_control):
+            return Transformation(ti.fragments)
+        column = ti.source_to_display(document.cursor_position_col)
+        chars: StyleAndTextTuples = list(explode_text_fragments(ti.fragments))
+        if column < len(chars):
+            style, text, *handler = chars[column]
+            chars[column] = cast(Any, (f"{style} reverse", text, *handler))
+        else:
+            chars.append(("reverse", " "))
+        return Transformation(chars)
+
+
+class BlankMargin(Margin):
+    """Empty columns beside the text (``editorPaddingX``)."""
+
+    def __init__(self, width: Callable[[], int]) -> None:
+        self.width = width
+
+    def get_width(self, get_ui_content: Callable[[], Any]) -> int:
+        return self.width()
+
+    def create_margin(self, window_render_info: Any, width: int, height: int) -> StyleAndTextTuples:
+        return []
+
+
 class EditorSession(PromptSession[str]):
     """The editor line. While ``compact()`` is true (a plugin's editor draws a border under the text)
     the text does not grow to fill the screen and no room is kept for the completion menu until it
     opens, so the border (and the footer) sit right under the text."""
 
     compact: Callable[[], bool] = staticmethod(lambda: False)
+    menu_rows: Callable[[], int] = staticmethod(lambda: 5)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         import importlib
@@ -422,6 +489,7 @@ class EditorSession(PromptSession[str]):
 
         if self.compact() and self.default_buffer.complete_state is None:
             return Dimension()
+        self.reserve_space_for_menu = self.menu_rows() + 1  # the menu's rows and its meta line
         return super()._get_default_buffer_control_height()
 
 
@@ -461,30 +529,52 @@ def _merged(chars: Any) -> list[tuple[str, str]]:
 
 def build_prompt(keys: Keys, *, message: Callable[[], Any], footer: Callable[[], Any],
                  completer: Completer, history: History, keymap: Keymap | Callable[[], Keymap] | None = None,
-                 lexer: Any = None, compact: Callable[[], bool] | None = None) -> PromptSession[str]:
+                 lexer: Any = None, compact: Callable[[], bool] | None = None,
+                 padding: Callable[[], int] = lambda: 0, menu_rows: Callable[[], int] = lambda: 5,
+                 hardware_cursor: Callable[[], bool] = lambda: True,
+                 truecolor: bool = False) -> PromptSession[str]:
     """The main editor line. ``message`` draws the live region above it, ``footer`` the rows below;
-    ``lexer`` styles the text (a plugin's editor), ``compact`` says when to keep no room for the menu."""
+    ``lexer`` styles the text (a plugin's editor), ``compact`` says when to keep no room for the menu.
+    pi's display settings, asked at each redraw: ``padding`` blank columns right of the text (``editorPaddingX``;
+    the message draws the left ones), ``menu_rows`` completions shown at once (``autocompleteMaxVisible``),
+    ``hardware_cursor`` the terminal's cursor, else pi's own drawn one (``showHardwareCursor``); ``truecolor``
+    draws the live region's colours in 24 bits, as the scrollback's (else prompt_toolkit's own choice)."""
+    drawn = Condition(lambda: not hardware_cursor())
     session: PromptSession[str] = EditorSession(
         message=message, multiline=True, prompt_continuation=lambda width, line, wrap: " " * width,
         bottom_toolbar=footer, completer=completer, complete_while_typing=True, history=history,
         key_bindings=_following(keys, keymap), erase_when_done=True, reserve_space_for_menu=6, style=STYLE,
         include_default_pygments_style=False, enable_suspend=True,
+        input_processors=[ConditionalProcessor(DrawnCursor(), drawn)],
     )
+    session.color_depth = truecolor_depth(truecolor)
+    session.menu_rows = menu_rows  # type: ignore[attr-defined]
     from prompt_toolkit.layout.controls import BufferControl
+    from prompt_toolkit.layout.dimension import Dimension
+    from prompt_toolkit.layout.menus import CompletionsMenuControl
 
     for window in session.app.layout.find_all_windows():
+        if isinstance(window.content, CompletionsMenuControl):
+            window.height = lambda: Dimension(min=1, max=menu_rows())
+            continue
         if not (isinstance(window.content, BufferControl) and window.content.buffer is session.default_buffer):
             continue
+        window.right_margins = [BlankMargin(padding)]
+        window.always_hide_cursor = drawn
         if compact is not None:  # the text does not grow to fill the screen
             session.compact = compact  # type: ignore[attr-defined]
             window.dont_extend_height = Condition(compact)
         if lexer is not None:  # set on the control: PromptSession's own wrapper would cache by lexer
             window.content.lexer = lexer
-    session.app.ttimeoutlen = 0.05  # Esc is answered at once (Alt+key sequences arrive in one read)
-    session.app.timeoutlen = 0.1  # ...and so is a lone Esc, which also starts Alt+key bindings
+    use_escape_timeout(session.app)  # PI_TUI_ESC_TIMEOUT
     session.app.min_redraw_interval = 0.04  # a fast stream redraws the live region at most 25 times a second
     _draw_keys_at_once(session.app)
     return session
+
+
+def truecolor_depth(truecolor: bool) -> ColorDepth | None:
+    """The editor's colour depth: 24 bits when the terminal takes them, else prompt_toolkit's own choice."""
+    return ColorDepth.TRUE_COLOR if truecolor else None
 
 
 def _following(keys: Keys, keymap: Keymap | Callable[[], Keymap] | None) -> Any:

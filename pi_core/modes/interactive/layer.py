@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ...tui import is_key_release, slice_by_column, truncate_to_width, visible_width
+from .capabilities import use_escape_timeout
 from .components import TuiHandle, render_component
 
 KEY_RELEASE_ON = "\x1b[>3u"
@@ -420,8 +421,7 @@ class Layer:
         control = FormattedTextControl(self._screen if over else self._inline, focusable=True, show_cursor=False)
         app: Application[Any] = Application(layout=Layout(Window(control, dont_extend_height=not over)),
                                             key_bindings=keys, erase_when_done=True, full_screen=over)
-        app.ttimeoutlen = 0.05
-        app.timeoutlen = 0.1  # a lone Esc reaches the component at once
+        use_escape_timeout(app)  # PI_TUI_ESC_TIMEOUT: a lone Esc reaches the component at once
         restore = raw_keys(app)
         self._app, self._mode = app, mode
         self._key_release_mode()

@@ -155,9 +155,10 @@ class _MarkdownText:
 
     kind = "text"
 
-    def __init__(self, palette: Palette, width: Callable[[], int | None]) -> None:
+    def __init__(self, palette: Palette, width: Callable[[], int | None], *, hyperlinks: bool = True,
+                 code_indent: str = "  ") -> None:
         self.width = width  # asked when blocks are laid out: a block finished after a resize takes the new width
-        self.stream = MarkdownStream(MarkdownRenderer(palette))
+        self.stream = MarkdownStream(MarkdownRenderer(palette, hyperlinks=hyperlinks, code_indent=code_indent))
         self.started = False
 
     def feed(self, text: str) -> list[str]:
@@ -193,6 +194,12 @@ class Renderer:
     def __init__(self, out: Output, palette: Palette, width: Callable[[], int | None]) -> None:
         self.out = out
         self.palette = palette
+        self.pad = 0
+        """pi's ``outputPad``: blank columns left and right of every transcript row (0 or 1)."""
+        self.hyperlinks = True
+        """Links in answers as OSC 8 hyperlinks; without, as ``text (url)`` (see :mod:`.capabilities`)."""
+        self.code_indent = "  "
+        """pi's ``markdown.codeBlockIndent``: what code block lines start with."""
         self.working_message: str | None = None  # what plugins set through ctx.ui
         self.working_visible = True
         self.working_frames: list[str] | None = None
@@ -203,7 +210,7 @@ class Renderer:
         self.lookup_tool: Callable[[str], Any] = lambda name: None  # a tool's renderers (or the tool)
         self.cwd: Callable[[], str] = lambda: ""
         self._failed_renderers: set[int] = set()
-        self.width = width
+        self._columns = width
         self.stats = Stats()
         self.working = False
         self.working_since = 0.0
@@ -232,6 +239,17 @@ class Renderer:
 
     # -- scrollback helpers --------------------------------------------------------------------
 
+    def width(self) -> int | None:
+        """The columns rows are laid out in: the terminal's, less the padding on both sides."""
+        columns = self._columns()
+        return columns if columns is None or not self.pad else max(columns - 2 * self.pad, 1)
+
+    def _padded(self, rows: list[str]) -> list[str]:
+        if not self.pad:
+            return rows
+        margin = " " * self.pad
+        return [margin + row if row else row for row in rows]
+
     def scroll(self, rows: list[str], kind: str = "text") -> None:
         if rows:
             self._last_row = rows[-1]
@@ -239,7 +257,7 @@ class Renderer:
             if self._held is not None:  # after the block being laid out
                 self._held.append((rows, kind))
             else:
-                self.out.scroll(rows)
+                self.out.scroll(self._padded(rows))
 
     def gap(self) -> None:
         """A blank row between blocks (never two, none at the very top)."""
@@ -361,7 +379,7 @@ class Renderer:
         if not event.error_message and not event.aborted:
             self.stats.context_known = False  # the next answer reports the new size
         if event.error_message:
-            self.notice(f"Compaction failed: {event.error_message}", "error")
+            self.notice(event.error_message, "error")  # already says which compaction failed, as pi's event does
         elif event.aborted:
             self.notice("Compaction aborted", "warning")
         else:
@@ -524,7 +542,7 @@ class Renderer:
         if stream is None or stream.kind != kind:
             self._end_stream()
             stream = self._stream = _TextStream(kind, self.palette, self.width) if kind == "thinking" \
-                else _MarkdownText(self.palette, self.width)
+                else _MarkdownText(self.palette, self.width, hyperlinks=self.hyperlinks, code_indent=self.code_indent)
         was_started = stream.started
         rows = stream.feed(text)
         if stream.started and not was_started:
@@ -561,10 +579,10 @@ class Renderer:
         if failed is not None:  # a bug in the layout must not silently lose the answer's end
             rows = [self.palette(f"(the rest of the answer could not be shown: {failed})", "red")]
         if rows:
-            self.out.scroll(rows)
+            self.out.scroll(self._padded(rows))
             self._last_row = rows[-1] if not held else self._last_row
         for later, _ in held:
-            self.out.scroll(later)
+            self.out.scroll(self._padded(later))
         self.out.live_changed()
 
     async def settled(self) -> None:
@@ -578,8 +596,12 @@ class Renderer:
     # -- the live region -----------------------------------------------------------------------
 
     def live_rows(self, width: int | None = None) -> list[str]:
-        """What is still changing, top to bottom (without the input line and footer)."""
-        width = width or self.width() or 80
+        """What is still changing, top to bottom (without the input line and footer), padded as the
+        transcript is (``width``: the terminal's columns)."""
+        width = (max(width - 2 * self.pad, 1) if self.pad else width) if width else self.width() or 80
+        return self._padded(self._live_rows(width))
+
+    def _live_rows(self, width: int) -> list[str]:
         p = self.palette
         rows: list[str] = list(self._laying_out_rows)
         if self._stream is not None:

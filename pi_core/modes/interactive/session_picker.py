@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from .capabilities import use_escape_timeout
 from .style import Palette, clip
 
 
@@ -319,7 +320,7 @@ async def run_picker(palette: Palette, state: PickerState, title: str) -> tuple[
     ]), focused_element=query)
     app: Application[tuple[str, Any] | None] = Application(layout=layout, key_bindings=keys, erase_when_done=True,
                                                            full_screen=False)
-    app.ttimeoutlen, app.timeoutlen = 0.05, 0.1
+    use_escape_timeout(app)
     return await app.run_async()
 
 

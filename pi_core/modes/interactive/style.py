@@ -19,7 +19,8 @@ _SGR = re.compile(r"\x1b\[[0-9;:]*m|\x1b\]8;[^\x07\x1b]*(?:\x07|\x1b\\)")
 _ATTRIBUTES: dict[str, str] = {"bold": "1", "dim": "2", "italic": "3", "underline": "4", "inverse": "7"}
 # The renderer's colour names, as theme tokens (the system theme gives the 16 basic colours).
 _ALIASES: dict[str, str] = {"red": "error", "green": "success", "yellow": "warning", "blue": "border",
-                            "magenta": "mdHeading", "cyan": "accent", "gray": "muted"}
+                            "magenta": "mdHeading", "cyan": "accent", "gray": "muted",
+                            "dimText": "dim"}  # the theme's dim colour ("dim" alone is the faint attribute)
 
 
 def colour_wanted(stream: object = None) -> bool:

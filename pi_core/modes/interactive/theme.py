@@ -208,8 +208,11 @@ def _to_256(r: int, g: int, b: int) -> int:
 
 
 def truecolor_wanted(env: dict[str, str] | None = None) -> bool:
-    env = dict(os.environ) if env is None else env
-    return env.get("COLORTERM", "").lower() in ("truecolor", "24bit")
+    """24-bit colours, or the nearest of 256: as pi decides it (the terminal, ``PI_TRUE_COLOR``, the
+    ``terminal.trueColor`` setting; see :mod:`.capabilities`)."""
+    from .capabilities import truecolor
+
+    return truecolor(env)
 
 
 # -- the theme ------------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .capabilities import use_escape_timeout
 from .style import Palette, clip
 
 FILTERS = ("default", "no-tools", "user-only", "labeled-only", "all")
@@ -360,7 +361,7 @@ async def run_tree(palette: Palette, state: TreeState, keymap: Any, *, title: st
     ]), focused_element=query)
     app: Application[tuple[str, str] | None] = Application(layout=layout, key_bindings=keys, erase_when_done=True,
                                                            full_screen=False)
-    app.ttimeoutlen, app.timeoutlen = 0.05, 0.1
+    use_escape_timeout(app)
     return await app.run_async()
 
 
