@@ -547,6 +547,36 @@ class ExtensionContext:
         """The shortcuts plugins registered, in order (``/hotkeys`` lists them)."""
         return self._shortcuts.all()
 
+    # -- what a front end draws with (the terminal; any other UI built on the SDK) ------------------
+
+    @property
+    def shortcuts_version(self) -> int:
+        """Grows with every shortcut registered: a front end binds :meth:`get_shortcuts` again when it changed."""
+        return self._shortcuts.version
+
+    def take_shortcut_problems(self) -> list[str]:
+        """The shortcut registrations that could not be taken since the last call (to report them once)."""
+        problems = list(self._shortcuts.problems)
+        self._shortcuts.problems.clear()
+        return problems
+
+    def get_message_renderer(self, custom_type: str) -> MessageRenderer | None:
+        """The renderer registered for custom messages of ``custom_type`` (pi's ``getMessageRenderer``)."""
+        return self._renderers.messages.get(custom_type)
+
+    def get_entry_renderer(self, custom_type: str) -> EntryRenderer | None:
+        """The renderer registered for ``custom`` session entries of ``custom_type``."""
+        return self._renderers.entries.get(custom_type)
+
+    def get_entry_renderer_types(self) -> frozenset[str]:
+        """The ``customType`` of every entry kind a plugin draws (empty: no entry is drawn)."""
+        return frozenset(self._renderers.entries)
+
+    def resolve_tool_renderers(self, tool_name: str, base: Callable[[], Any]) -> Any:
+        """How calls to ``tool_name`` are drawn: the resolvers of :meth:`register_tool_renderer` in order,
+        each able to defer to the next, then ``base()`` (the tool's own renderers)."""
+        return self._renderers.resolve_tool(tool_name, base)
+
     # -- MCP servers -------------------------------------------------------------------------------
 
     def register_mcp_server(self, name: str, config: dict[str, Any]) -> None:

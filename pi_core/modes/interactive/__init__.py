@@ -7,10 +7,13 @@ is cheap: prompt_toolkit is imported when the mode starts.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ...runtime.agent_session import AgentSession
 
 
-async def run_interactive(session: Any, *, initial_prompt: str | None = None, stdin: Any = None,
+async def run_interactive(session: AgentSession, *, initial_prompt: str | None = None, stdin: Any = None,
                           stdout: Any = None) -> int:
     """Run the interactive mode until the user quits; the session is closed when this returns."""
     from .app import run_interactive as run

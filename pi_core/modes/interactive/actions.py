@@ -12,13 +12,16 @@ import sys
 import tempfile
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
 from .keybindings import editor_command
 
+if TYPE_CHECKING:
+    from ...runtime.agent_session import AgentSession
 
-def scoped_models(session: Any) -> list[Any]:
+
+def scoped_models(session: AgentSession) -> list[Any]:
     """The models Ctrl+P cycles through: the session's scope (``--models``), else the
     ``enabledModels`` setting's patterns matched against the available models, else all of them."""
     available = _available(session)
@@ -44,13 +47,13 @@ def scoped_models(session: Any) -> list[Any]:
     return available
 
 
-def _available(session: Any) -> list[Any]:
+def _available(session: AgentSession) -> list[Any]:
     from .commands import available_models
 
     return available_models(session)
 
 
-def next_model(session: Any, step: int) -> Any | None:
+def next_model(session: AgentSession, step: int) -> Any | None:
     """The model ``step`` places from the current one in :func:`scoped_models` (``None``: nothing
     else to switch to)."""
     models = scoped_models(session)
@@ -63,7 +66,7 @@ def next_model(session: Any, step: int) -> Any | None:
     return models[(index + step) % len(models)]
 
 
-def next_thinking_level(session: Any) -> str | None:
+def next_thinking_level(session: AgentSession) -> str | None:
     """The level after the current one among those the model supports (``None``: no thinking)."""
     from pi_core.ai import supported_levels
 
@@ -157,7 +160,7 @@ def paste_from_clipboard() -> tuple[str, str] | None:
 
 # -- exit ------------------------------------------------------------------------------------------
 
-def resume_command(session: Any) -> str | None:
+def resume_command(session: AgentSession) -> str | None:
     """``pi --session <id>`` (with ``--session-dir`` when it is not the default), as pi prints on exit;
     ``None`` for a session that was never written."""
     manager = getattr(session, "session", None)
@@ -174,7 +177,7 @@ def resume_command(session: Any) -> str | None:
     return " ".join(args)
 
 
-def _is_default_dir(session: Any, directory: Path) -> bool:
+def _is_default_dir(session: AgentSession, directory: Path) -> bool:
     from pi_core.session.locations import default_session_dir
 
     try:

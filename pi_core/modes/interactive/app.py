@@ -23,7 +23,7 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from pi_core import UnknownCommandError
 
@@ -44,6 +44,9 @@ from .terminal import (
     set_title,
 )
 from .ui import InteractiveUI
+
+if TYPE_CHECKING:
+    from ...runtime.agent_session import AgentSession
 
 T = TypeVar("T")
 HINT_SECONDS = 2.0
@@ -129,7 +132,7 @@ def create_ui(stdout: TextIO | None = None) -> InteractiveUI:
 class InteractiveApp:
     """One interactive run over a session (and the sessions ``/new`` and ``/resume`` switch to)."""
 
-    def __init__(self, session: Any, *, stdin: TextIO, stdout: TextIO, tty: bool) -> None:
+    def __init__(self, session: AgentSession, *, stdin: TextIO, stdout: TextIO, tty: bool) -> None:
         self.session = session
         self.stdin = stdin
         self.stdout = stdout
@@ -189,8 +192,8 @@ class InteractiveApp:
             if problem:
                 self.renderer.notice(f"theme: {problem}", "warning")
         self.components_changed("all")  # what plugins set before the terminal was up
-        self.renderer.lookup_message = lambda custom_type: self.session.ctx._renderers.messages.get(custom_type)
-        self.renderer.lookup_entry = lambda custom_type: self.session.ctx._renderers.entries.get(custom_type)
+        self.renderer.lookup_message = lambda custom_type: self.session.ctx.get_message_renderer(custom_type)
+        self.renderer.lookup_entry = lambda custom_type: self.session.ctx.get_entry_renderer(custom_type)
         self._entries_seen = 0  # the session's entries already drawn (plugins' custom entries come after)
         self.renderer.lookup_tool = self._tool_named
         self.renderer.cwd = lambda: str(self.session.cwd)
@@ -247,7 +250,7 @@ class InteractiveApp:
         self.renderer.code_indent = code_block_indent(self._setting("markdown.codeBlockIndent", None))
         self.renderer.hyperlinks = self._capabilities.hyperlinks
 
-    def _attach(self, session: Any) -> None:
+    def _attach(self, session: AgentSession) -> None:
         if self._unsubscribe is not None:
             self._unsubscribe()
         self.session = session
@@ -624,7 +627,7 @@ class InteractiveApp:
         if count <= self._entries_seen:
             self._entries_seen = count
             return
-        renderers = self.session.ctx._renderers.entries
+        renderers = self.session.ctx.get_entry_renderer_types()
         manager = self.session.session
         fresh = manager.raw_entries()[self._entries_seen:] if renderers else []
         self._entries_seen = count
@@ -638,7 +641,7 @@ class InteractiveApp:
         """``messages`` with the branch's rendered ``custom`` entries at their places."""
         from .render import EntryItem
 
-        renderers = self.session.ctx._renderers.entries
+        renderers = self.session.ctx.get_entry_renderer_types()
         manager = getattr(self.session, "session", None)
         entry_id_of = getattr(self.session, "entry_id_of", None)
         if not renderers or manager is None or entry_id_of is None:
@@ -1030,7 +1033,7 @@ class InteractiveApp:
             except RuntimeError:  # no session runtime (yet)
                 return None
 
-        return self.session.ctx._renderers.resolve_tool(name, tool)
+        return self.session.ctx.resolve_tool_renderers(name, tool)
 
     def _bind_shortcuts(self) -> None:
         """Plugins' shortcuts (``ctx.register_shortcut``) beside the editor's keys; rebuilt when plugins
@@ -1043,14 +1046,14 @@ class InteractiveApp:
         reported: set[str] = set()
 
         def current() -> Any:
-            registry = self.session.ctx._shortcuts
-            if built["version"] == registry.version:
+            ctx = self.session.ctx
+            version = ctx.shortcuts_version
+            if built["version"] == version:
                 return built["keys"]
             keys = KeyBindings()
-            for problem in registry.problems:
+            for problem in ctx.take_shortcut_problems():
                 self.renderer.notice(problem, "warning")
-            registry.problems.clear()
-            for shortcut in registry.all():
+            for shortcut in ctx.get_shortcuts():
                 taken = self.keymap.action_for(shortcut.key)
                 if taken is not None:
                     if shortcut.key not in reported:
@@ -1059,7 +1062,7 @@ class InteractiveApp:
                                              "the plugin's is not bound", "warning")
                     continue
                 keys.add(*to_prompt_toolkit(shortcut.key))(lambda event, s=shortcut: self._run_shortcut(s))
-            built.update(version=registry.version, keys=keys)
+            built.update(version=version, keys=keys)
             return keys
 
         self._editor.key_bindings = merge_key_bindings([self._editor.key_bindings, DynamicKeyBindings(current)])
@@ -1424,7 +1427,7 @@ def _isatty(stream: Any) -> bool:
         return False
 
 
-async def run_interactive(session: Any, *, initial_prompt: str | None = None, stdin: TextIO | None = None,
+async def run_interactive(session: AgentSession, *, initial_prompt: str | None = None, stdin: TextIO | None = None,
                           stdout: TextIO | None = None) -> int:
     """Run the interactive mode on ``session`` until the user quits; returns the exit code.
 

@@ -14,7 +14,10 @@ import os
 import shutil
 import subprocess
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ...runtime.agent_session import AgentSession
 
 KEYS = (
     ("Enter", "send (while the agent works: queue as steering)"),
@@ -36,7 +39,7 @@ def parse(text: str) -> tuple[str, str] | None:
     return name, args.strip()
 
 
-def all_commands(session: Any) -> list[tuple[str, str]]:
+def all_commands(session: AgentSession) -> list[tuple[str, str]]:
     """``(name, description)`` of every command (pi's, then plugins'), then templates and skills (unless
     the ``enableSkillCommands`` setting is off: pi then leaves skills out of the menu; typing
     ``/skill:name`` still works)."""
@@ -46,7 +49,7 @@ def all_commands(session: Any) -> list[tuple[str, str]]:
             if skills or c.source != "skill"]
 
 
-def last_answer(session: Any) -> str:
+def last_answer(session: AgentSession) -> str:
     for message in reversed(session.messages):
         if getattr(message, "role", None) == "assistant" and message.text():
             return message.text()
@@ -84,7 +87,7 @@ def _osc52(text: str) -> bool:
     return True
 
 
-def available_models(session: Any) -> list[Any]:
+def available_models(session: AgentSession) -> list[Any]:
     """Models of the session's registry (with usable credentials first), else of the providers' lists."""
     registry = session.models
     models = list(registry.get_models())

@@ -5,10 +5,13 @@ context is, with the model and thinking level on the right; then plugin statuses
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .render import Stats
 from .style import Palette, clip, display_width
+
+if TYPE_CHECKING:
+    from ...runtime.agent_session import AgentSession
 
 
 def format_tokens(count: int) -> str:
@@ -86,7 +89,7 @@ def context_part(stats: Stats, model: Any) -> str:
     return f"{stats.context_tokens * 100 / window:.1f}%/{format_tokens(window)}"
 
 
-def footer_rows(palette: Palette, session: Any, stats: Stats, statuses: dict[str, str], hint: str | None,
+def footer_rows(palette: Palette, session: AgentSession, stats: Stats, statuses: dict[str, str], hint: str | None,
                 width: int, *, branch: str | None = None, auto_compact: bool = True) -> list[str]:
     """The footer's rows for ``width`` columns."""
     where = folder_label(session.cwd)

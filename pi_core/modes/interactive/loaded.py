@@ -5,15 +5,18 @@ templates and extensions this session loaded, a section each (``[Context]``, ``[
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .style import Palette
+
+if TYPE_CHECKING:
+    from ...runtime.agent_session import AgentSession
 
 HIDDEN_SOURCES = ("builtin",)
 """Plugins of these sources are part of pi itself, not something the user loaded."""
 
 
-def loaded_resource_rows(palette: Palette, session: Any) -> list[str]:
+def loaded_resource_rows(palette: Palette, session: AgentSession) -> list[str]:
     """The sections for what ``session`` loaded (none for what it did not), each followed by a blank row."""
     cwd = Path(session.cwd)
     resources = getattr(session, "resources", None)

@@ -20,9 +20,12 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...safejson import parse_json
+
+if TYPE_CHECKING:
+    from ...runtime.agent_session import AgentSession
 
 FG_TOKENS = (
     "accent", "border", "borderAccent", "borderMuted", "success", "error", "warning", "muted", "dim", "text",
@@ -444,7 +447,7 @@ def configured_catalog(settings: Any, agent_dir: Path | None, cwd: Path, *, extr
                                  extra=[*paths, *extra, *given], enabled=enabled)
 
 
-def session_theme_catalog(session: Any) -> ThemeCatalog:
+def session_theme_catalog(session: AgentSession) -> ThemeCatalog:
     """:func:`configured_catalog` for a running ``AgentSession``: its settings, its packages' themes, the
     themes its plugins add (``resources_discover``) and its ``--theme`` / ``--no-themes`` options."""
     from ...packages import package_set_for
@@ -467,7 +470,7 @@ def theme_setting(settings: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def session_theme(session: Any, *, errors: list[str] | None = None) -> Theme:
+def session_theme(session: AgentSession, *, errors: list[str] | None = None) -> Theme:
     """The theme the ``theme`` setting picks for a running session, as the terminal would choose it
     (used where no terminal is up: the RPC ``export_html`` command)."""
     return choose_theme(theme_setting(getattr(session, "settings", None)), session_theme_catalog(session),

@@ -11,10 +11,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from pi_core import UI
 from pi_core.ai.abort import AbortSignal, unless_aborted
+
+if TYPE_CHECKING:
+    from pi_core import SessionManager
 
 T = TypeVar("T")
 
@@ -217,7 +220,7 @@ class InteractiveUI(UI):
                     self.host.notify(f"Moved to the trash: {move_to_trash(Path(info.path))}", "info")
             state.refresh(reload=True)
 
-    async def select_tree_entry(self, session: Any, *, title: str = "Session tree") -> str | None:
+    async def select_tree_entry(self, session: SessionManager, *, title: str = "Session tree") -> str | None:
         """The tree navigator (:mod:`.tree_view`); labels are edited inside it."""
         from .tree_view import TreeState
 
