@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import contextlib
+import shlex
 import shutil
 import signal
 import sys
@@ -863,7 +864,7 @@ class InteractiveApp:
                 return
             kind, text = got
             if kind == "files" and buffer.text.lstrip().startswith("!"):  # shell words on one line, as pi pastes
-                text = " ".join(_shell_word(path) for path in text.split("\n"))
+                text = " ".join(shlex.quote(path) for path in text.split("\n"))
             before = buffer.document.char_before_cursor
             after = buffer.document.current_char
             lead = " " if kind != "text" and before and not before.isspace() else ""
@@ -1441,12 +1442,3 @@ async def run_interactive(session: AgentSession, *, initial_prompt: str | None =
 
 
 __all__ = ["InteractiveApp", "LineOutput", "create_ui", "run_interactive"]
-
-
-def _shell_word(path: str) -> str:
-    """``path`` as one shell word: as it is when it holds only safe characters, else single-quoted."""
-    import re
-
-    if path and not re.search(r"[^a-zA-Z0-9_\-./~:@]", path):
-        return path
-    return "'" + path.replace("'", "'\\''") + "'"
