@@ -17,6 +17,7 @@ JSON is written compactly with non-ASCII kept, as ``JSON.stringify`` does. Bodie
 from __future__ import annotations
 
 import json
+import re
 from email.utils import parsedate_to_datetime
 from typing import Any, Literal
 
@@ -26,11 +27,24 @@ MAX_BODY_CHARS = 4000
 
 def js_json(value: Any) -> str:
     """``JSON.stringify(value)``: compact separators, non-ASCII characters unescaped."""
-    return _js_encode(value)
+    global _fast
+    if _fast is None:
+        import msgspec
+
+        _fast = msgspec.json.Encoder().encode
+    try:
+        out = _fast(value)
+    except (TypeError, ValueError, OverflowError):  # a lone surrogate, a type msgspec does not take
+        return _js_encode(value)
+    # msgspec writes the same text, a few times faster (every tool call of a long conversation goes
+    # through here), except for floats in exponent form ("1e20" where this always wrote "1e+20")
+    return _js_encode(value) if _EXPONENT.search(out) else out.decode()
 
 
 # One encoder for every call: ``json.dumps`` with options builds a new one each time.
 _js_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+_fast: Any = None
+_EXPONENT = re.compile(rb"[0-9][eE][-+]?[0-9]")
 
 
 def _truncate(text: str) -> str:
