@@ -346,8 +346,8 @@ def _restored_tools(host: PluginHost, restored: Any) -> list[str] | None:
     registered and declared directly, and MCP tools that connect later; ``None`` when it declared none."""
     from .runtime.tool_changes import DeclaredTools
 
-    # message_list(): only the system messages are read and typed (all of them were, before)
-    names = DeclaredTools().names(restored.message_list())
+    # only the system messages are read and typed (all of them were, before)
+    names = DeclaredTools().names(restored.message_list("system"))
     if not names:
         return None
     registered = set(host.tools.names())

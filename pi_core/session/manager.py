@@ -238,6 +238,7 @@ class SessionManager:
         self._leaf: str | None = None
         self._children: dict[str | None, builtins.list[Raw]] | None = None
         self._has_conversation = False
+        self._projected: tuple[Any, int, int, SessionContext] | None = None
 
     def _release(self) -> None:
         if self._appender is not None:
@@ -320,7 +321,7 @@ class SessionManager:
                 log.warning("session %s: %s", path, self.diagnostics[-1].message)
                 self._rewrite()
         else:
-            self._load_scan(header, scan, FileReader(path))
+            self._load_scan(header, scan, FileReader.for_scan(path, scan))
             if not self._read_only:
                 self._appender = Appender.open_existing(path, scan.size, self._fsync)
         self._flushed = True
@@ -788,7 +789,12 @@ class SessionManager:
         if leaf is None or not len(tree):
             return project(tree, [])
         at = tree.position.get(leaf, len(tree) - 1)  # pi: an unknown leaf means the last entry
-        context = project(tree, tree.path(at))
+        # Start-up asks several times for the same context (model, tools, thinking level, the agent);
+        # the tree only grows, so its length and the leaf say whether the projection still holds.
+        cached = self._projected
+        if cached is None or cached[0] is not tree or cached[1] != len(tree) or cached[2] != at:
+            cached = self._projected = (tree, len(tree), at, project(tree, tree.path(at)))
+        context = cached[3].copy()
         context.messages.on_invalid = lambda index, exc: self._report_invalid(context, index, exc)
         return context
 

@@ -20,7 +20,7 @@ All of this runs over the raw dicts; typed messages are made only when asked for
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import Any, overload
 
 from pi_core.ai.message_list import DeferredMessage, MessageList
@@ -133,6 +133,10 @@ class RawMessages(Sequence[Raw]):
     def tree(self) -> TreeIndex:
         return self._tree
 
+    def items(self) -> list[Any]:
+        """The messages as held: an entry position (an int) for a stored message, else its dict."""
+        return self._items
+
     def position(self, index: int) -> int | None:
         """The entry position message ``index`` is read from, if it is a stored message as is."""
         item = self._items[index]
@@ -218,8 +222,25 @@ class StoredMessage(DeferredMessage):
             out[n] = view
         return out
 
+    @classmethod
+    def spans_of(cls, items: list[Any]) -> list[Any]:
+        tree = items[0]._tree if items else None
+        if tree is None or any(item._tree is not tree for item in items):
+            return [item._tree.message_spans([item._at])[0] for item in items]
+        return tree.message_spans([item._at for item in items])
+
+    @classmethod
+    def span_columns(cls, items: list[Any]) -> Any:
+        tree = items[0]._tree if items else None
+        if tree is None or any(item._tree is not tree for item in items):
+            return super().span_columns(items)
+        return tree.message_span_columns(list(map(_AT, items)))
+
     def __repr__(self) -> str:
         return f"StoredMessage({self.role!r}, position {self._at}, {'typed' if self._made is not None else 'not read'})"
+
+
+_AT = attrgetter("_at")
 
 
 def invalid_message(raw: Any) -> Any:
@@ -247,24 +268,31 @@ class SessionContext:
         self.model = model
         self.messages = LazyMessages(raw_messages)
 
-    def message_list(self) -> MessageList:
+    def copy(self) -> SessionContext:
+        """A new context of the same messages (shared: they are read-only) with nothing typed yet."""
+        model = self.model.model_copy() if self.model is not None else None
+        return SessionContext(self.raw_messages, list(self.source_ids), self.thinking_level, model)
+
+    def message_list(self, role: str | None = None) -> MessageList:
         """``messages`` as a :class:`~pi_core.ai.MessageList`: stored plain messages stay unread until
         somebody reads them (request building reads them as views, without typing); the others (summaries,
-        custom and edited messages) are typed now. The same context gives new items on every call."""
+        custom and edited messages) are typed now. The same context gives new items on every call.
+        ``role``: only the messages of that role (told from the file's index and the dicts, so nothing
+        else is made or typed)."""
         raw, lazy = self.raw_messages, self.messages
-        tree = raw.tree if isinstance(raw, RawMessages) else None
-        report = _Reporter(lazy)
+        if not isinstance(raw, RawMessages):
+            return MessageList([m for m in lazy if role is None or getattr(m, "role", None) == role])
+        tree, report, kinds, roles = raw.tree, _Reporter(lazy), raw.tree.kinds, PLAIN_ROLES
         items: list[Any] = []
         append = items.append
-        position = raw.position if isinstance(raw, RawMessages) else None
-        kinds = tree.kinds if tree is not None else None
-        for n in range(len(raw)):
-            at = position(n) if position is not None else None
-            # bashExecution and custom messages (kind MESSAGE) are typed now: they are converted anyway
-            role = PLAIN_ROLES.get(kinds[at]) if at is not None and kinds is not None else None
-            if role is not None:
-                append(StoredMessage(role, tree, at, n, report))
-            else:
+        for n, at in enumerate(raw.items()):
+            if at.__class__ is int:
+                # bashExecution and custom messages (kind MESSAGE) are typed now: they are converted anyway
+                plain = roles.get(kinds[at])
+                if role is not None and (plain or tree.message(at).get("role")) != role:
+                    continue
+                append(StoredMessage(plain, tree, at, n, report) if plain is not None else lazy[n])
+            elif role is None or at.get("role") == role:
                 append(lazy[n])
         return MessageList(items)
 
