@@ -16,7 +16,9 @@ Cases (sessions from ``gen_session.py``; a fresh copy of the file for every run,
 * ``open10k``, ``open100k``: ``pi --session FILE -p`` on a realistic 10,000 / 100,000-entry session
   (compactions, branches, thinking, tool results of varying size) — open it and send one request;
 * ``openlinear``: the same on a 100,000-entry session without compaction, everything in the context
-  (a 124 MB request);
+  (a 124 MB request); like a user resuming the session, each measured run finds what the run before
+  it left (the session's derived index, the converted turns of ``cache/wire``);
+* ``openlinear1``: the same, but the first time this pi sends that session (no stored turns);
 * ``turns``: 200 tool turns (``read`` of a small file) on a 1,000-entry session; per turn =
   (wall of the 200-turn run − wall of a one-request run on the same session) / 200;
 * ``stream``: one answer of 200,000 deltas (``--no-session``);
@@ -51,7 +53,7 @@ from gen_session import generate, generate_folder  # noqa: E402
 DEFAULT_TS = Path("/work/pi-ts/node_modules/.bin/pi")
 FLOOR = ("import gc; gc.disable(); import asyncio, httpx, httpcore, anyio, anyio._backends._asyncio, h11, "
          "pydantic, pydantic.main, pydantic.fields, pydantic.type_adapter, typer, pluggy, importlib.metadata")
-ALL_CASES = ("open10k", "open100k", "openlinear", "turns", "stream", "list", "print")
+ALL_CASES = ("open10k", "open100k", "openlinear", "openlinear1", "turns", "stream", "list", "print")
 TURNS = 200
 DELTAS = 200_000
 
@@ -168,9 +170,11 @@ def fresh_copy(file: Path, program: Program) -> Path:
     return copy
 
 
-def session_case(file: Path, server: Server) -> Measure:
+def session_case(file: Path, server: Server, first_open: bool = False) -> Measure:
     def measure(program: Program) -> tuple[float, float]:
         copy = fresh_copy(file, program)
+        if first_open:  # as if this pi had never sent this session: no stored turns
+            shutil.rmtree(program.home / "agent" / "cache" / "wire", ignore_errors=True)
         server.script([{"text": "here is one more answer"}])
         wall, rss, _ = program.run(prompt_args("--session", str(copy), "-p", "one more question"),
                                    expect="one more answer")
@@ -270,7 +274,8 @@ def main() -> None:
     ts = None if args.no_ts else args.ts
     args.dir.mkdir(parents=True, exist_ok=True)
     files = {"open10k": ("s10k.jsonl", 10_000, False), "open100k": ("s100k.jsonl", 100_000, False),
-             "openlinear": ("linear100k.jsonl", 100_000, True), "turns": ("s1k.jsonl", 1_000, False)}
+             "openlinear": ("linear100k.jsonl", 100_000, True), "openlinear1": ("linear100k.jsonl", 100_000, True),
+             "turns": ("s1k.jsonl", 1_000, False)}
     for case, (name, entries, linear) in files.items():
         if case in cases and not (args.dir / name).exists():
             generate(args.dir / name, entries, linear=linear)
@@ -308,7 +313,8 @@ def main() -> None:
                     print(line, flush=True)
                     results[case] = row
                 else:
-                    results[case] = compare(case, programs, session_case(file, server), args.runs)
+                    results[case] = compare(case, programs, session_case(file, server, case == "openlinear1"),
+                                            args.runs)
                     results[case]["file_mb"] = file.stat().st_size / 1e6
                     results[case]["request_mb"] = server.stats()["request_bytes"][-1] / 1e6
             elif case == "stream":

@@ -43,6 +43,30 @@ class DeferredMessage:
         """:meth:`view` of each of ``items`` (all of this class), possibly reading them in one go."""
         return [item.view() for item in items]
 
+    @classmethod
+    def spans_of(cls, items: list[Any]) -> list[Any]:
+        """Where each of ``items`` (all of this class) is stored: ``(source, offset, length)`` when the
+        message is read from exactly those bytes of ``source`` (an object with ``path`` and
+        ``read(offset, length)``: the same bytes always make the same message), else ``None``."""
+        return [None] * len(items)
+
+    @classmethod
+    def span_columns(cls, items: list[Any]) -> Any:
+        """:meth:`spans_of` as columns, for many messages at once: ``(source, offsets, lengths)`` (two
+        ``array("q")``; length 0 where a message is not stored in ``source``), or ``None`` when none
+        is stored."""
+        return _columns(cls.spans_of(items))
+
+
+def _columns(spans: list[Any]) -> Any:
+    from array import array
+
+    source = next((span[0] for span in spans if span is not None), None)
+    if source is None:
+        return None
+    spans = [span if span is not None and span[0] is source else (source, 0, 0) for span in spans]
+    return source, array("q", [span[1] for span in spans]), array("q", [span[2] for span in spans])
+
 
 def _typed(item: Any) -> Any:
     return item.typed() if isinstance(item, DeferredMessage) else item
@@ -80,6 +104,27 @@ class MessageList(MutableSequence[Any]):
             for n, view in zip(where, kind.views_of([items[n] for n in where])):
                 out[n] = view
         return out
+
+    def spans(self) -> list[Any]:
+        """Where each item is stored (see :meth:`DeferredMessage.spans_of`); ``None`` for models."""
+        items = self._items
+        kinds = set(map(type, items))
+        if len(kinds) == 1 and issubclass(next(iter(kinds)), DeferredMessage):  # a resumed session, unchanged
+            return next(iter(kinds)).spans_of(items)
+        out: list[Any] = [None] * len(items)
+        for kind in kinds:
+            if issubclass(kind, DeferredMessage):
+                where = [n for n, item in enumerate(items) if type(item) is kind]
+                for n, span in zip(where, kind.spans_of([items[n] for n in where])):
+                    out[n] = span
+        return out
+
+    def span_columns(self) -> Any:
+        """:meth:`spans` as columns (see :meth:`DeferredMessage.span_columns`)."""
+        kinds = set(map(type, self._items))
+        if len(kinds) == 1 and issubclass(next(iter(kinds)), DeferredMessage):  # a resumed session, unchanged
+            return next(iter(kinds)).span_columns(self._items)
+        return _columns(self.spans())
 
     def without_role(self, role: str) -> MessageList:
         """A new list without the messages of ``role`` (read from the items: nothing is typed)."""
@@ -180,4 +225,19 @@ def message_views(messages: Any, start: int = 0, stop: int | None = None) -> lis
     return list(messages[start:stop])
 
 
-__all__ = ["DeferredMessage", "MessageList", "message_items", "message_views"]
+def message_spans(messages: Any) -> list[Any]:
+    """Where each of ``messages`` is stored (see :meth:`MessageList.spans`); all ``None`` for a plain
+    sequence."""
+    if isinstance(messages, MessageList):
+        return messages.spans()
+    return [None] * len(messages)
+
+
+def message_span_columns(messages: Any) -> Any:
+    """Where ``messages`` are stored, as columns (see :meth:`MessageList.span_columns`); ``None`` for a
+    plain sequence."""
+    return messages.span_columns() if isinstance(messages, MessageList) else None
+
+
+__all__ = ["DeferredMessage", "MessageList", "message_items", "message_span_columns", "message_spans",
+           "message_views"]

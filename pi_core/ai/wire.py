@@ -17,11 +17,14 @@ from __future__ import annotations
 
 import bisect
 import operator
+import os
 import uuid
+from array import array
+from itertools import accumulate
 from collections.abc import Callable, Iterable, Iterator, MutableSequence, Sequence
 from typing import Any, overload
 
-from .message_list import message_items, message_views
+from .message_list import message_items, message_span_columns, message_views
 
 #: ``convert_turn(views, offset) -> (items, consumed)``: the wire items of one turn's messages (views
 #: or models, invalid ones left out); ``offset`` is the sum of ``consumed`` over the turns before it
@@ -150,11 +153,17 @@ class _Turns:
 
 
 class TurnCache:
-    """The turns of the last request of a few conversations (one per key: a model and its dialect)."""
+    """The turns of the last request of a few conversations (one per key: a model and its dialect).
 
-    def __init__(self, size: int = 4) -> None:
+    The first request of a process on a conversation read from a big session file also takes the turns
+    a previous process stored for it (:mod:`pi_core.ai.turn_store`) and stores what it converts."""
+
+    def __init__(self, size: int = 4, store: Any = "default") -> None:
+        """``store``: a :class:`~pi_core.ai.turn_store.TurnStore`, ``None`` for none, or ``"default"``
+        (``<agent dir>/cache/wire``, resolved when first needed)."""
         self.size = size
         self._by_key: dict[str, _Turns] = {}
+        self._store = store
 
     def clear(self) -> None:
         self._by_key.clear()
@@ -176,13 +185,27 @@ class TurnCache:
                 begin, offset = old.starts[keep], old.offsets[keep]
                 turns.starts, turns.offsets = old.starts[:keep], old.offsets[:keep]
                 turns.parts, turns.counts = old.parts[:keep], old.counts[:keep]
+        disk = _Disk.open(self._turn_store(), key, messages, convert_turn) if old is None else None
+        stored: dict[int, Any] = {}
+        if disk is not None:
+            begin, offset, stored = disk.reuse(_turn_starts(items, 0), turns)
         turns.items = items
         starts = _turn_starts(items, begin)
         tail: list[dict[str, Any]] = []
         for lo, hi in _windows(starts, len(items)):
-            views = message_views(messages, lo, hi)
+            views: list[Any] | None = None  # read only if a turn of the window is converted
             bounds = starts[bisect.bisect_left(starts, lo):bisect.bisect_left(starts, hi)] + [hi]
             for start, end in zip(bounds, bounds[1:]):
+                found = stored.get(start)
+                if found is not None and found[3] == offset:  # a stored turn after one that was not
+                    turns.starts.append(start)
+                    turns.offsets.append(offset)
+                    offset += found[2]
+                    turns.parts.append(found[0])
+                    turns.counts.append(found[1])
+                    continue
+                if views is None:
+                    views = message_views(messages, lo, hi)
                 turn = [v for v in views[start - lo:end - lo] if v is not None]
                 converted, consumed = convert_turn(turn, offset)
                 turns.starts.append(start)
@@ -195,11 +218,144 @@ class TurnCache:
                 else:
                     turns.parts.append(_encode_items(converted))
                     turns.counts.append(len(converted))
+        if disk is not None:
+            from .turn_store import in_background
+
+            in_background(disk.save, turns)
         self._by_key[key] = turns
         while len(self._by_key) > self.size:
             del self._by_key[next(iter(self._by_key))]
         parts = [p for p in turns.parts if p]
         return EncodedMessages(list(head or []), parts, sum(turns.counts), tail)
+
+    def _turn_store(self) -> Any:
+        if self._store != "default":
+            return self._store
+        from ..paths import agent_dir  # asked each time: the agent dir is the environment's
+        from .turn_store import TurnStore
+
+        return TurnStore(agent_dir() / "cache" / "wire")
+
+
+class _Disk:
+    """The stored turns of one conversation read from one session file (see :mod:`.turn_store`)."""
+
+    def __init__(self, store: Any, file: Any, source: Any, offsets: array, lengths: array) -> None:
+        from .turn_store import PrefixCrc
+
+        self.store, self.file, self.source = store, file, source
+        # the messages not read from the file; the (offset, length) of every message, flat
+        self.outside = [n for n, length in enumerate(lengths) if not length] if 0 in lengths else []
+        self.pairs = array("q", bytes(16 * len(offsets)))
+        self.pairs[0::2], self.pairs[1::2] = offsets, lengths
+        self.loaded = store.load(file)
+        self.matched = 0
+        self.last = -1
+        self.prefix = PrefixCrc(source)
+
+    @classmethod
+    def open(cls, store: Any, key: str, messages: Sequence[Any], convert_turn: TurnConverter) -> _Disk | None:
+        if store is None or store.folder is None or os.name == "nt":  # no flock to write it with
+            return None
+        from .turn_store import MIN_SOURCE, code_version, source_size
+
+        columns = message_span_columns(messages)
+        if columns is None or source_size(columns[0]) < MIN_SOURCE:
+            return None
+        code = getattr(convert_turn, "__code__", None)
+        file = store.file_for(columns[0], key, code_version(code.co_filename if code else ""))
+        return cls(store, file, *columns) if file is not None else None
+
+    def _stored_messages(self, lo: int, hi: int) -> bool:
+        outside = self.outside
+        return not outside or bisect.bisect_left(outside, lo) == bisect.bisect_left(outside, hi)
+
+    def reuse(self, starts: list[int], turns: _Turns) -> tuple[int, int, dict[int, Any]]:
+        """Take the stored turns that still hold. The first ones go into ``turns`` (compared as whole
+        columns); ``(begin, offset)`` is where converting goes on, and the dict gives the stored turns
+        found after it, by where they start (after a turn holding a message not read from the file,
+        which is never stored: a summary, a plugin's message, an edited one)."""
+        loaded = self.loaded
+        limit = min(len(loaded), len(starts) - 1)  # the last turn is never stored
+        if limit <= 0:
+            return (starts[0] if starts else 0), 0, {}
+        if self.outside:  # the columns hold for the turns before the first one not stored
+            limit = min(limit, bisect.bisect_right(starts, self.outside[0]) - 1)
+        lengths = array("q", [hi - lo for lo, hi in zip(starts, starts[1:limit + 1])])
+        if loaded.messages[:limit] != lengths:
+            limit = next(t for t in range(limit) if loaded.messages[t] != lengths[t])
+        ends = list(accumulate(loaded.messages[:limit]))  # messages before each turn's end
+        count = ends[limit - 1] if limit else 0
+        if loaded.spans[:2 * count] != self.pairs[2 * starts[0]:2 * (starts[0] + count)]:
+            first = next(k for k in range(2 * count) if loaded.spans[k] != self.pairs[2 * starts[0] + k]) // 2
+            limit = bisect.bisect_right(ends, first)
+        while limit and self.prefix.advance(loaded.end[limit - 1]) != loaded.crc[limit - 1]:
+            limit = self._crc_limit(limit)
+        self.matched = limit
+        self.last = limit - 1  # the last turn of the conversation taken from the store
+        offsets = list(accumulate(loaded.consumed[:limit], initial=0))
+        turns.starts, turns.offsets = starts[:limit], offsets[:limit]
+        turns.parts, turns.counts = loaded.parts[:limit], list(loaded.count[:limit])
+        later = self._later(starts, limit) if self.outside and limit == self.matched else {}
+        return starts[limit], offsets[-1], later
+
+    def _later(self, starts: list[int], turn: int) -> dict[int, Any]:
+        """Stored turns matched one by one from conversation turn ``turn`` on (see :meth:`reuse`)."""
+        loaded, found = self.loaded, {}
+        first_span = 2 * sum(loaded.messages[:self.matched])
+        record = self.matched
+        for t in range(turn, len(starts) - 1):
+            if record >= len(loaded):
+                break
+            lo, hi = starts[t], starts[t + 1]
+            if not self._stored_messages(lo, hi):
+                continue
+            size = 2 * (hi - lo)
+            if loaded.messages[record] != hi - lo or loaded.spans[first_span:first_span + size] != self.pairs[2 * lo:2 * hi] \
+                    or self.prefix.advance(loaded.end[record]) != loaded.crc[record]:
+                break
+            found[lo] = (loaded.parts[record], loaded.count[record], loaded.consumed[record], loaded.offset[record])
+            first_span += size
+            record += 1
+            self.last = t
+        self.matched = record
+        return found
+
+    def _crc_limit(self, limit: int) -> int:
+        """How many of the first ``limit`` turns still match the file, checked turn by turn."""
+        from .turn_store import PrefixCrc
+
+        self.prefix = PrefixCrc(self.source)
+        for t in range(limit):
+            if self.prefix.advance(self.loaded.end[t]) != self.loaded.crc[t]:
+                self.prefix = PrefixCrc(self.source)
+                return t
+        return limit  # pragma: no cover - the file changed back while it was read
+
+    def save(self, turns: _Turns) -> None:
+        """Store the turns converted after the last one taken from the store (those read from the file
+        only), after the stored ones that matched."""
+        from .turn_store import PrefixCrc
+
+        matched, loaded = self.matched, self.loaded
+        end = loaded.end[matched - 1] if matched else 0
+        prefix = PrefixCrc(self.source)
+        if matched and prefix.advance(end) != loaded.crc[matched - 1]:
+            return
+        out = loaded.head(matched)
+        for t in range(self.last + 1, len(turns.starts) - 1):  # the last turn is never stored
+            lo, hi = turns.starts[t], turns.starts[t + 1]
+            if not self._stored_messages(lo, hi):
+                continue
+            spans = self.pairs[2 * lo:2 * hi]
+            end = max(end, *(spans[k] + spans[k + 1] for k in range(0, len(spans), 2)))
+            crc = prefix.advance(end)
+            if crc is None:
+                break
+            out.add(end, crc, turns.parts[t], turns.counts[t], turns.offsets[t + 1] - turns.offsets[t],
+                    turns.offsets[t], spans)
+        if len(out) > matched:
+            self.store.save(self.file, out, matched, loaded)
 
 
 def _common_prefix(old: list[Any], new: list[Any]) -> int:
@@ -273,7 +429,7 @@ class BodyStream:
         size = 0
         for piece in self.pieces:
             if len(piece) >= self.WRITE and not pending:
-                yield piece
+                yield bytes(piece)  # a part may be a memoryview of the stored turns
                 continue
             pending.append(piece)
             size += len(piece)

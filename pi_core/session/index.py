@@ -257,6 +257,15 @@ class TreeIndex:
         where = self.where
         return self.records.raw([where[at] for at in positions])
 
+    def message_spans(self, positions: list[int]) -> list[Any]:
+        """Where the entries at ``positions`` are in the file (see :meth:`RecordStore.spans`)."""
+        where = self.where
+        return self.records.spans([where[at] for at in positions])
+
+    def message_span_columns(self, positions: list[int]) -> Any:
+        """:meth:`message_spans` as columns (see :meth:`RecordStore.span_columns`)."""
+        return self.records.span_columns(list(map(self.where.__getitem__, positions)))
+
     def unique(self) -> Iterator[Raw]:
         """Each id's current entry, in the order ids first appeared."""
         entries = self.entries

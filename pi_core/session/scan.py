@@ -99,6 +99,9 @@ class Scan:
     tree: Any = None
     """The tree index's columns for the first records, when they came from the derived index
     (:mod:`pi_core.session.scan_index`); :meth:`TreeIndex.load_scan` indexes only the rest."""
+    verified: Any = None
+    """``((device, inode), [(offset, crc), ...])`` when the derived index was checked: the file and the
+    CRC-32 of its first ``offset`` bytes at points along the check (see :meth:`FileReader.for_scan`)."""
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -367,6 +370,24 @@ class FileReader:
         self.path = path
         self._fd = os.open(path, os.O_RDONLY)
         self._finalizer = weakref.finalize(self, _close, self._fd)
+        self.checkpoints: list[tuple[int, int]] = []
+        """``(offset, crc)``: the CRC-32 of the file's first ``offset`` bytes, as checked when it was
+        opened (reused by whoever checks a prefix of it again: :class:`pi_core.ai.turn_store.PrefixCrc`)."""
+
+    @classmethod
+    def for_scan(cls, path: Path, scan: Scan) -> FileReader:
+        """A reader of ``path``, with the CRC checkpoints of ``scan``'s index check when it is the very
+        file that was checked."""
+        reader = cls(path)
+        if scan.verified is not None:
+            identity, checkpoints = scan.verified
+            st = os.fstat(reader._fd)
+            if (st.st_dev, st.st_ino) == identity:
+                reader.checkpoints = checkpoints
+        return reader
+
+    def fileno(self) -> int:
+        return self._fd
 
     def read(self, offset: int, length: int) -> bytes:
         if hasattr(os, "pread"):
@@ -467,6 +488,23 @@ class RecordStore:
                 out.append((ids[r], data[lo:lo + lengths[r]]))
             i = j
         return out
+
+    def spans(self, records: list[int]) -> list[tuple[FileReader, int, int] | None]:
+        """``(reader, offset, length)`` of each of ``records`` in the file it was read from; ``None`` for
+        a record that is not a line of that file (appended in memory, or no file at all). A record
+        read already is still its line: records are never changed in memory."""
+        reader, offsets, lengths = self._reader, self._offsets, self._lengths
+        if reader is None:
+            return [None] * len(records)
+        return [(reader, offsets[at], lengths[at]) if lengths[at] else None for at in records]
+
+    def span_columns(self, records: list[int]) -> tuple[FileReader, array, array] | None:
+        """:meth:`spans` as columns: the reader, the offsets and the lengths (0: not a line of the file),
+        made at C speed (a resumed session may send 100,000 messages)."""
+        if self._reader is None:
+            return None
+        return (self._reader, array("q", map(self._offsets.__getitem__, records)),
+                array("q", map(self._lengths.__getitem__, records)))
 
     def line(self, at: int) -> int | None:
         """The 1-based line of record ``at`` in the file (None for one appended in memory); counted

@@ -43,19 +43,25 @@ def _index_file(path: Path) -> Path:
     return index_dir() / f"{key}.idx"
 
 
-def prefix_crc(path: Path, size: int) -> int | None:
-    """CRC-32 of the first ``size`` bytes of ``path`` (``None`` if it has fewer)."""
+def prefix_crc(path: Path, size: int, verified: list[Any] | None = None) -> int | None:
+    """CRC-32 of the first ``size`` bytes of ``path`` (``None`` if it has fewer). ``verified``, when
+    given, receives the file's ``(device, inode)`` and the ``(offset, crc)`` after each block read."""
     crc, left = 0, size
     buf = bytearray(min(_CHUNK, max(size, 1)))
     view = memoryview(buf)
+    checkpoints: list[tuple[int, int]] = []
     try:
         with open(path, "rb") as handle:
+            if verified is not None:
+                st = os.fstat(handle.fileno())
+                verified[:] = [(st.st_dev, st.st_ino), checkpoints]
             while left:
                 count = handle.readinto(view[:min(left, len(buf))])
                 if not count:
                     return None
                 crc = zlib.crc32(view[:count], crc)
                 left -= count
+                checkpoints.append((size - left, crc))
     except OSError:
         return None
     finally:
@@ -79,9 +85,12 @@ def load(path: Path, size: int) -> tuple[Scan, int, int] | None:
         saved = msgspec.msgpack.decode(blob)
         if saved.get("format") != FORMAT or not 0 < saved["offset"] <= size:
             return None
-        if prefix_crc(path, saved["offset"]) != saved["crc"]:
+        verified: list[Any] = []
+        if prefix_crc(path, saved["offset"], verified) != saved["crc"]:
             return None
-        return _restore(path, saved), saved["offset"], saved["lines"]
+        scan = _restore(path, saved)
+        scan.verified = tuple(verified)
+        return scan, saved["offset"], saved["lines"]
     except Exception:  # noqa: BLE001 - a damaged index is only a cache miss
         return None
 

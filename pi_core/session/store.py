@@ -50,7 +50,7 @@ def read_session_file(path: Path) -> LoadResult:
     if scan.header is not None:
         result.records.append(scan.header)
     if len(scan):
-        store = RecordStore.of_scan(scan, FileReader(path))
+        store = RecordStore.of_scan(scan, FileReader.for_scan(path, scan))
         try:
             result.records.extend(store)
         finally:
