@@ -34,7 +34,8 @@ import sys
 import threading
 import zlib
 from array import array
-from itertools import accumulate
+from collections.abc import Iterator
+from itertools import accumulate, chain
 from pathlib import Path
 from typing import Any
 
@@ -103,12 +104,22 @@ class Turns:
         self.spans.extend(spans)
         self.parts.append(part)
 
-    def block(self, start: int = 0) -> bytes:
-        """Turns ``start:`` as one block."""
+    def block(self, start: int = 0) -> Iterator[bytes]:
+        """Turns ``start:`` as one block, in pieces of a few megabytes (a block may hold tens of them)."""
         first = sum(self.messages[:start])
         columns = [_stored(getattr(self, name)[start:]) for name in COLUMNS]
-        return b"".join([_BLOCK.pack(len(self) - start, len(self.spans) // 2 - first), *columns,
-                         _stored(self.spans[2 * first:]), *self.parts[start:]])
+        yield b"".join([_BLOCK.pack(len(self) - start, len(self.spans) // 2 - first), *columns,
+                        _stored(self.spans[2 * first:])])
+        pending: list[Any] = []
+        size = 0
+        for part in self.parts[start:]:
+            pending.append(part)
+            size += len(part)
+            if size >= _CHUNK:
+                yield b"".join(pending)
+                pending, size = [], 0
+        if pending:
+            yield b"".join(pending)
 
 
 class TurnStore:
@@ -178,11 +189,16 @@ class TurnStore:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             if append and os.fstat(fd).st_size >= loaded.file_end and os.pread(fd, len(MAGIC), 0) == MAGIC:
-                os.ftruncate(fd, loaded.file_end)
-                os.pwrite(fd, turns.block(kept), loaded.file_end)
+                at, pieces = loaded.file_end, turns.block(kept)
             else:
-                os.ftruncate(fd, 0)
-                os.pwrite(fd, MAGIC + turns.block(), 0)
+                at, pieces = 0, chain([MAGIC], turns.block())
+            os.ftruncate(fd, at)
+            for piece in pieces:
+                with memoryview(piece) as view:
+                    done = 0
+                    while done < len(view):  # a write may take less than it is given
+                        done += os.pwrite(fd, view[done:], at + done)
+                at += done
         except OSError:
             pass
         finally:

@@ -343,12 +343,18 @@ class _Disk:
         if matched and prefix.advance(end) != loaded.crc[matched - 1]:
             return
         out = loaded.head(matched)
+        pairs = self.pairs
+        # along a path the lines only move forward in the file: a turn ends where its last line does
+        forward = all(map(operator.lt, pairs[0::2], pairs[2::2]))
         for t in range(self.last + 1, len(turns.starts) - 1):  # the last turn is never stored
             lo, hi = turns.starts[t], turns.starts[t + 1]
             if not self._stored_messages(lo, hi):
                 continue
-            spans = self.pairs[2 * lo:2 * hi]
-            end = max(end, *(spans[k] + spans[k + 1] for k in range(0, len(spans), 2)))
+            spans = pairs[2 * lo:2 * hi]
+            if forward:
+                end = max(end, spans[-2] + spans[-1])
+            else:
+                end = max(end, *(spans[k] + spans[k + 1] for k in range(0, len(spans), 2)))
             crc = prefix.advance(end)
             if crc is None:
                 break
