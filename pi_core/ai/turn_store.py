@@ -32,6 +32,7 @@ import os
 import struct
 import sys
 import threading
+import weakref
 import zlib
 from array import array
 from collections.abc import Iterator
@@ -245,6 +246,27 @@ def source_size(source: Any) -> int:
         return 0
 
 
+class OwnReader:
+    """A descriptor of its own on the file ``source`` reads (the same open file), so that storing turns
+    in the background goes on reading the very bytes the messages were read from after the session has
+    closed its reader (``pi -p`` closes it as soon as the answer is in)."""
+
+    def __init__(self, source: Any) -> None:
+        self.path = source.path
+        self.checkpoints = getattr(source, "checkpoints", [])
+        self._fd = os.dup(source.fileno())
+        self._finalizer = weakref.finalize(self, os.close, self._fd)
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def read(self, offset: int, length: int) -> bytes:
+        return os.pread(self._fd, length, offset)
+
+    def close(self) -> None:
+        self._finalizer()
+
+
 class PrefixCrc:
     """The CRC-32 of ``source`` from its start to a position that only moves forward, read in big
     blocks (turns end a few kilobytes apart)."""
@@ -302,5 +324,5 @@ def code_version(filename: str) -> str:
     return found
 
 
-__all__ = ["LIMIT", "MIN_SOURCE", "PrefixCrc", "TurnStore", "Turns", "code_version", "flush", "in_background",
+__all__ = ["LIMIT", "MIN_SOURCE", "OwnReader", "PrefixCrc", "TurnStore", "Turns", "code_version", "flush", "in_background",
            "source_size"]

@@ -260,11 +260,19 @@ class _Disk:
         from .turn_store import MIN_SOURCE, code_version, source_size
 
         columns = message_span_columns(messages)
-        if columns is None or source_size(columns[0]) < MIN_SOURCE:
+        if columns is None or source_size(columns[0]) < MIN_SOURCE or not hasattr(columns[0], "path"):
             return None
         code = getattr(convert_turn, "__code__", None)
         file = store.file_for(columns[0], key, code_version(code.co_filename if code else ""))
-        return cls(store, file, *columns) if file is not None else None
+        if file is None:
+            return None
+        from .turn_store import OwnReader
+
+        try:
+            source = OwnReader(columns[0])
+        except (OSError, AttributeError, TypeError):
+            return None
+        return cls(store, file, source, *columns[1:])
 
     def _stored_messages(self, lo: int, hi: int) -> bool:
         outside = self.outside
@@ -335,6 +343,12 @@ class _Disk:
     def save(self, turns: _Turns) -> None:
         """Store the turns converted after the last one taken from the store (those read from the file
         only), after the stored ones that matched."""
+        try:
+            self._save(turns)
+        finally:
+            self.source.close()
+
+    def _save(self, turns: _Turns) -> None:
         from .turn_store import PrefixCrc
 
         matched, loaded = self.matched, self.loaded
