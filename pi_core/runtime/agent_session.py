@@ -1078,6 +1078,12 @@ class AgentSession:
         return await self.wiring.transform_context(messages, signal)
 
     async def _on_agent_event(self, event: Any) -> None:
+        if event.type == "message_update":  # one per delta of an answer: none of the cases below is one
+            if self.host.dispatch.has("message_update"):
+                await self.host.dispatch.call("message_update", event, self.ctx)
+            await self.emit(event)
+            await self._breathe()
+            return
         if self._nested is not None:
             self._record_nested(event)
         if isinstance(event, MessageStartEvent) and getattr(event.message, "role", None) == "user":

@@ -146,11 +146,13 @@ def stamp_thinking_level(stream: Callable[..., AsyncIterator[Any]], level: Calla
 
     async def stamped(model: Model, context: Context, **options: Any) -> AsyncIterator[Any]:
         async for event in stream(model, context, **options):
-            message = getattr(event, "message", None)
-            if event.type in ("done", "error") and message is not None and message.thinking_level is None:
-                message.thinking_level = level()
-            if event.type == "error" and on_error is not None and message is not None:
-                on_error(event)
+            kind = event.type
+            if kind == "done" or kind == "error":  # the rest are deltas: nothing to do per delta
+                message = getattr(event, "message", None)
+                if message is not None and message.thinking_level is None:
+                    message.thinking_level = level()
+                if kind == "error" and on_error is not None and message is not None:
+                    on_error(event)
             yield event
 
     return stamped
