@@ -109,8 +109,6 @@ class MessageList(MutableSequence[Any]):
         """Where each item is stored (see :meth:`DeferredMessage.spans_of`); ``None`` for models."""
         items = self._items
         kinds = set(map(type, items))
-        if len(kinds) == 1 and issubclass(next(iter(kinds)), DeferredMessage):  # a resumed session, unchanged
-            return next(iter(kinds)).spans_of(items)
         out: list[Any] = [None] * len(items)
         for kind in kinds:
             if issubclass(kind, DeferredMessage):
@@ -225,19 +223,10 @@ def message_views(messages: Any, start: int = 0, stop: int | None = None) -> lis
     return list(messages[start:stop])
 
 
-def message_spans(messages: Any) -> list[Any]:
-    """Where each of ``messages`` is stored (see :meth:`MessageList.spans`); all ``None`` for a plain
-    sequence."""
-    if isinstance(messages, MessageList):
-        return messages.spans()
-    return [None] * len(messages)
-
-
 def message_span_columns(messages: Any) -> Any:
     """Where ``messages`` are stored, as columns (see :meth:`MessageList.span_columns`); ``None`` for a
     plain sequence."""
     return messages.span_columns() if isinstance(messages, MessageList) else None
 
 
-__all__ = ["DeferredMessage", "MessageList", "message_items", "message_span_columns", "message_spans",
-           "message_views"]
+__all__ = ["DeferredMessage", "MessageList", "message_items", "message_span_columns", "message_views"]

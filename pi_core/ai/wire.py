@@ -188,9 +188,12 @@ class TurnCache:
         disk = _Disk.open(self._turn_store(), key, messages, convert_turn) if old is None else None
         stored: dict[int, Any] = {}
         if disk is not None:
-            begin, offset, stored = disk.reuse(_turn_starts(items, 0), turns)
+            starts = _turn_starts(items, 0)
+            begin, offset, stored = disk.reuse(starts, turns)
+            starts = starts[bisect.bisect_left(starts, begin):]  # what _turn_starts(items, begin) gives
+        else:
+            starts = _turn_starts(items, begin)
         turns.items = items
-        starts = _turn_starts(items, begin)
         tail: list[dict[str, Any]] = []
         for lo, hi in _windows(starts, len(items)):
             views: list[Any] | None = None  # read only if a turn of the window is converted
@@ -260,7 +263,7 @@ class _Disk:
         from .turn_store import MIN_SOURCE, code_version, source_size
 
         columns = message_span_columns(messages)
-        if columns is None or source_size(columns[0]) < MIN_SOURCE or not hasattr(columns[0], "path"):
+        if columns is None or source_size(columns[0]) < MIN_SOURCE:
             return None
         code = getattr(convert_turn, "__code__", None)
         file = store.file_for(columns[0], key, code_version(code.co_filename if code else ""))
@@ -304,8 +307,7 @@ class _Disk:
         offsets = list(accumulate(loaded.consumed[:limit], initial=0))
         turns.starts, turns.offsets = starts[:limit], offsets[:limit]
         turns.parts, turns.counts = loaded.parts[:limit], list(loaded.count[:limit])
-        later = self._later(starts, limit) if self.outside and limit == self.matched else {}
-        return starts[limit], offsets[-1], later
+        return starts[limit], offsets[-1], self._later(starts, limit) if self.outside else {}
 
     def _later(self, starts: list[int], turn: int) -> dict[int, Any]:
         """Stored turns matched one by one from conversation turn ``turn`` on (see :meth:`reuse`)."""

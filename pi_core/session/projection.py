@@ -224,15 +224,15 @@ class StoredMessage(DeferredMessage):
 
     @classmethod
     def spans_of(cls, items: list[Any]) -> list[Any]:
-        tree = items[0]._tree if items else None
-        if tree is None or any(item._tree is not tree for item in items):
+        tree = _one_tree(items)
+        if tree is None:
             return [item._tree.message_spans([item._at])[0] for item in items]
-        return tree.message_spans([item._at for item in items])
+        return tree.message_spans(list(map(_AT, items)))
 
     @classmethod
     def span_columns(cls, items: list[Any]) -> Any:
-        tree = items[0]._tree if items else None
-        if tree is None or any(item._tree is not tree for item in items):
+        tree = _one_tree(items)
+        if tree is None:
             return super().span_columns(items)
         return tree.message_span_columns(list(map(_AT, items)))
 
@@ -241,6 +241,12 @@ class StoredMessage(DeferredMessage):
 
 
 _AT = attrgetter("_at")
+
+
+def _one_tree(items: list[StoredMessage]) -> TreeIndex | None:
+    """The tree all of ``items`` belong to (``None`` if none or several)."""
+    tree = items[0]._tree if items else None
+    return tree if tree is not None and all(item._tree is tree for item in items) else None
 
 
 def invalid_message(raw: Any) -> Any:
