@@ -52,6 +52,16 @@ def big_session(folder: Path, turns: int = 160) -> Path:
     return path
 
 
+def add_turns(path: Path, numbers: range, branch_at: int | None = None) -> None:
+    """Another run appends small turns ``numbers``, after going back to message ``branch_at``."""
+    s = SessionManager.open(path)
+    if branch_at is not None:
+        s.branch([e for e in s.get_entries() if e.type == "message"][branch_at].id)
+    for n in numbers:
+        _turn(s, n, size=100)
+    s.close()
+
+
 def request(path: Path, model: Model = MODEL) -> list[Any]:
     """The messages of a request on the session at ``path``, as a new process makes it."""
     openai_completions._TURNS.clear()  # noqa: SLF001 - a new process: nothing converted in memory
@@ -106,10 +116,7 @@ def test_turns_appended_by_another_run_are_converted_and_stored_after_the_kept_o
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, converted: list[int]) -> None:
     path = big_session(tmp_path)
     request(path)
-    s = SessionManager.open(path)
-    for n in range(160, 165):
-        _turn(s, n, size=100)
-    s.close()
+    add_turns(path, range(160, 165))
     expected = fresh(path, monkeypatch)
     converted.clear()
     assert request(path) == expected
@@ -139,12 +146,7 @@ def test_a_branch_keeps_only_the_common_turns(tmp_path: Path, monkeypatch: pytes
                                               converted: list[int]) -> None:
     path = big_session(tmp_path)
     request(path)
-    s = SessionManager.open(path)
-    entries = [e for e in s.get_entries() if e.type == "message"]
-    s.branch(entries[2 * 120].id)  # back to the result of turn 119
-    for n in range(500, 503):
-        _turn(s, n, size=100)
-    s.close()
+    add_turns(path, range(500, 503), branch_at=2 * 120)  # back to the result of turn 119
     expected = fresh(path, monkeypatch)
     converted.clear()
     assert request(path) == expected
