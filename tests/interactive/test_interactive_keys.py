@@ -10,7 +10,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from test_interactive_pty import quit_app, running, session_lines  # noqa: F401  (running is a fixture)
+from test_interactive_pty import quit_app, running, session_lines, wait_idle  # noqa: F401  (running is a fixture)
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -294,7 +294,7 @@ def test_ctrl_p_while_the_agent_works_switches_for_the_next_request(running, tmp
     app.wait_for("Working")
     app.send("\x10")  # Ctrl+P while the answer streams
     app.wait_for(lambda: "faux-2" in footer(app))
-    app.wait_for(lambda: "Working" not in screen(app), 30)
+    wait_idle(app)
     app.type("second")
     app.wait_for("echo: second")
     quit_app(app)

@@ -7,6 +7,7 @@ import json
 import os
 import re
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,19 @@ def session_lines(tmp_path: Path) -> list[dict[str, Any]]:
     files = sorted((tmp_path / "sessions").glob("*.jsonl"))
     assert files, "no session file was written"
     return [json.loads(line) for line in files[-1].read_text().splitlines()]
+
+
+def wait_idle(app: PtyApp, timeout: float = 30.0) -> None:
+    """Until the agent is done for good. The working row's spinner redraws it while the agent works, so a
+    quiet terminal without the row means the run is over; a screen read between two writes of a redraw (the
+    answer moved to the scrollback, the live rows not yet drawn again) may miss the row while the run goes on."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        app.wait_for(lambda: "Working" not in "\n".join(app.display()), max(deadline - time.monotonic(), 0.1))
+        app.settle(0.3, timeout=2)
+        if "Working" not in "\n".join(app.display()):
+            return
+    raise AssertionError(f"the agent was still working after {timeout} s:\n{app.text()}")
 
 
 def quit_app(app: PtyApp) -> int:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from test_interactive_pty import quit_app, running  # noqa: F401  (running is a fixture)
+from test_interactive_pty import quit_app, running, wait_idle  # noqa: F401  (running is a fixture)
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -18,8 +18,7 @@ def test_an_answer_streaming_through_a_resize_takes_the_new_width(running) -> No
     app.wait_for("word010")  # the answer has begun at 80 columns
     app.resize(50, 24)
     app.wait_for("word089", timeout=30)
-    app.wait_for(lambda: "Working" not in "\n".join(app.display()), timeout=30)
-    app.settle(0.5)
+    wait_idle(app)
     text = app.text()
     answer = text[text.rindex("› one"):].splitlines()
     rows = [row for row in answer if "word" in row]
