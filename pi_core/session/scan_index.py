@@ -18,16 +18,15 @@ from __future__ import annotations
 
 import hashlib
 import os
-import zlib
 from pathlib import Path
 from typing import Any
 
+from .file_crc import prefix_crc
 from .scan import Diagnostic, Scan
 
 FORMAT = 2
 MIN_SIZE = 4 << 20
 """Files smaller than this scan fast enough; they get no index."""
-_CHUNK = 4 << 20
 _KEEP = 100
 """Index files kept; the oldest go first."""
 
@@ -41,32 +40,6 @@ def index_dir() -> Path:
 def _index_file(path: Path) -> Path:
     key = hashlib.sha1(os.fsencode(os.path.abspath(path))).hexdigest()[:32]
     return index_dir() / f"{key}.idx"
-
-
-def prefix_crc(path: Path, size: int, verified: list[Any] | None = None) -> int | None:
-    """CRC-32 of the first ``size`` bytes of ``path`` (``None`` if it has fewer). ``verified``, when
-    given, receives the file's ``(device, inode)`` and the ``(offset, crc)`` after each block read."""
-    crc, left = 0, size
-    buf = bytearray(min(_CHUNK, max(size, 1)))
-    view = memoryview(buf)
-    checkpoints: list[tuple[int, int]] = []
-    try:
-        with open(path, "rb") as handle:
-            if verified is not None:
-                st = os.fstat(handle.fileno())
-                verified[:] = [(st.st_dev, st.st_ino), checkpoints]
-            while left:
-                count = handle.readinto(view[:min(left, len(buf))])
-                if not count:
-                    return None
-                crc = zlib.crc32(view[:count], crc)
-                left -= count
-                checkpoints.append((size - left, crc))
-    except OSError:
-        return None
-    finally:
-        view.release()
-    return crc
 
 
 def load(path: Path, size: int) -> tuple[Scan, int, int] | None:
