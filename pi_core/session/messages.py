@@ -9,13 +9,12 @@ wrapped in ``<summary>`` tags after a one-sentence preamble.
 
 from __future__ import annotations
 
-import functools
 import weakref
 
 from collections.abc import Iterable
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import Discriminator, Field, Tag, TypeAdapter
+from pydantic import Discriminator, Field, Tag
 
 from pi_core.ai.types import (
     AssistantMessage,
@@ -118,17 +117,22 @@ AgentMessage = Annotated[
 ]
 """Any message a session context can hold (pi's ``AgentMessage``), discriminated on ``role``."""
 
-@functools.cache
-def _agent_message() -> TypeAdapter[Any]:
-    """Built on first use: building the validator costs tens of milliseconds at start-up."""
-    return TypeAdapter(AgentMessage)
+_ROLE_MODELS: dict[str, type[PiModel]] = {
+    "user": UserMessage, "assistant": AssistantMessage, "toolResult": ToolResultMessage, "system": SystemMessage,
+    "bashExecution": BashExecutionMessage, "custom": CustomMessage, "branchSummary": BranchSummaryMessage,
+    "compactionSummary": CompactionSummaryMessage, "unknown": UnknownMessage,
+}
 
 
 def agent_message(value: Any) -> Any:
-    """Validate a message dict (pi's JSON) into its model; models pass through unchanged."""
+    """Validate a message dict (pi's JSON) into its model; models pass through unchanged.
+
+    The model is picked by role, as :data:`AgentMessage` discriminates: each model's validator is built
+    the first time a message of its role is read, so a resumed session that only reads its system
+    messages at start-up does not build the validators of all nine (~8 ms)."""
     if isinstance(value, PiModel):
         return value
-    return _agent_message().validate_python(value)
+    return _ROLE_MODELS[_role_tag(value)].model_validate(value)
 
 
 def bash_execution_to_text(message: BashExecutionMessage) -> str:
