@@ -181,7 +181,10 @@ class TreeIndex:
             return False
         at_of = array("q")
         at_of.frombytes(where)
-        ids = [scan.ids[at] for at in at_of]
+        # records are indexed in file order: when every one of the first ``count`` is an entry (no
+        # header or odd line among them), the ids are the scan's own, taken at C speed
+        whole = len(at_of) == count and (not count or at_of[-1] == count - 1)
+        ids = scan.ids[:count] if whole else [scan.ids[at] for at in at_of]
         position = dict(zip(ids, range(len(ids))))
         kinds_of, parent_of = bytearray(kinds), array("q")
         parent_of.frombytes(parents)
