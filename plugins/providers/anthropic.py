@@ -14,29 +14,25 @@ last user block. Thinking signatures are kept and replayed; redacted thinking ro
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
 from pi_core import hookimpl
 from pi_core.ai import (
     ApiProvider,
-    AssistantMessage,
     Context,
-    ImageContent,
+    EncodedMessages,
     MissingApiKeyError,
     Model,
     ProviderError,
     StreamOptions,
     StreamWriter,
-    TextContent,
-    ThinkingContent,
-    ToolCall,
-    ToolResultMessage,
-    UserMessage,
+    TurnCache,
     adjust_max_tokens_for_thinking,
     catalog_provider,
     clamp_max_tokens,
-    conversation,
+    conversation_messages,
     iter_sse,
     merge_headers,
     parse_json_with_repair,
@@ -107,36 +103,42 @@ def cache_control(model: Model, options: StreamOptions) -> dict[str, Any] | None
 
 
 # -- messages ------------------------------------------------------------------------------------
-def _image(image: ImageContent) -> dict[str, Any]:
+# Messages are models or the read-only views of stored ones (pi_core.ai.views): told apart by role
+# and block type, never by class.
+_CONVERSATION_ROLES = frozenset({"user", "assistant", "toolResult"})
+
+
+def _image(image: Any) -> dict[str, Any]:
     return {"type": "image", "source": {"type": "base64", "media_type": image.mime_type, "data": image.data}}
 
 
-def _result_content(result: ToolResultMessage) -> Any:
-    if not any(isinstance(b, ImageContent) for b in result.content):
-        return sanitize_surrogates("\n".join(b.text for b in result.content if isinstance(b, TextContent)))
-    blocks = [{"type": "text", "text": sanitize_surrogates(b.text)} if isinstance(b, TextContent) else _image(b)
+def _result_content(result: Any) -> Any:
+    if not any(b.type == "image" for b in result.content):
+        return sanitize_surrogates("\n".join(b.text for b in result.content if b.type == "text"))
+    blocks = [{"type": "text", "text": sanitize_surrogates(b.text)} if b.type == "text" else _image(b)
               for b in result.content]
     if not any(b["type"] == "text" for b in blocks):
         blocks.insert(0, {"type": "text", "text": "(see attached image)"})
     return blocks
 
 
-def _user(message: UserMessage) -> dict[str, Any] | None:
+def _user(message: Any) -> dict[str, Any] | None:
     if isinstance(message.content, str):
         return {"role": "user", "content": sanitize_surrogates(message.content)} if message.content.strip() else None
-    blocks = [{"type": "text", "text": sanitize_surrogates(b.text)} if isinstance(b, TextContent) else _image(b)
+    blocks = [{"type": "text", "text": sanitize_surrogates(b.text)} if b.type == "text" else _image(b)
               for b in message.content]
     blocks = [b for b in blocks if b["type"] != "text" or b["text"].strip()]
     return {"role": "user", "content": blocks} if blocks else None
 
 
-def _assistant(message: AssistantMessage, allow_empty_signature: bool, oauth: bool = False) -> dict[str, Any] | None:
+def _assistant(message: Any, allow_empty_signature: bool, oauth: bool = False) -> dict[str, Any] | None:
     blocks: list[dict[str, Any]] = []
     for block in message.content:
-        if isinstance(block, TextContent):
+        kind = block.type
+        if kind == "text":
             if block.text.strip():
                 blocks.append({"type": "text", "text": sanitize_surrogates(block.text)})
-        elif isinstance(block, ThinkingContent):
+        elif kind == "thinking":
             if block.redacted:
                 blocks.append({"type": "redacted_thinking", "data": block.thinking_signature})
                 continue
@@ -150,7 +152,7 @@ def _assistant(message: AssistantMessage, allow_empty_signature: bool, oauth: bo
                 blocks.append({"type": "thinking", "thinking": sanitize_surrogates(block.thinking), "signature": ""})
             else:  # unsigned thinking (an aborted stream) cannot be replayed as thinking
                 blocks.append({"type": "text", "text": sanitize_surrogates(block.thinking)})
-        elif isinstance(block, ToolCall):
+        elif kind == "toolCall":
             blocks.append({"type": "tool_use", "id": block.id, "name": claude_code_name(block.name, oauth),
                            "input": block.arguments or {}})
     return {"role": "assistant", "content": blocks} if blocks else None
@@ -158,34 +160,62 @@ def _assistant(message: AssistantMessage, allow_empty_signature: bool, oauth: bo
 
 def convert_messages(model: Model, context: Context, marker: dict[str, Any] | None,
                      oauth: bool = False) -> list[dict[str, Any]]:
-    """The ``messages`` array (after handoff); consecutive tool results share one user message."""
-    messages = transform_messages(conversation(context), model, lambda i, m, s: sanitize_id(i, 64))
+    """The ``messages`` array (after handoff), as a plain list; consecutive tool results share one
+    user message."""
+    return list(encoded_messages(model, context, marker, oauth))
+
+
+def encoded_messages(model: Model, context: Context, marker: dict[str, Any] | None,
+                     oauth: bool = False) -> EncodedMessages:
+    """The ``messages`` array, converted turn by turn (a turn starts at an assistant message: nothing
+    before it depends on what follows); the turns of the previous request that are the same are reused
+    as they were encoded (:class:`~pi_core.ai.wire.TurnCache`), so a request on a long session costs
+    what is new in it. ``marker`` (prompt caching) goes on the last user block."""
     allow_empty = compat_of(model)["allowEmptySignature"]
+    key = json.dumps([model.provider, model.api, model.id, list(model.input), allow_empty, oauth])
+    messages = _TURNS.convert(key, conversation_messages(context),
+                              lambda turn, offset: (_convert_turn(turn, model, allow_empty, oauth), 0))
+    if marker:
+        _mark_last_user(messages, marker)
+    return messages
+
+
+_TURNS = TurnCache()
+
+
+def _convert_turn(turn: list[Any], model: Model, allow_empty: bool, oauth: bool) -> list[dict[str, Any]]:
+    turn = [m for m in turn if getattr(m, "role", None) in _CONVERSATION_ROLES]
+    messages = transform_messages(turn, model, lambda i, m, s: sanitize_id(i, 64))
     params: list[dict[str, Any]] = []
     i = 0
     while i < len(messages):
         message = messages[i]
-        if isinstance(message, ToolResultMessage):
+        role = message.role
+        if role == "toolResult":
             results = []
-            while i < len(messages) and isinstance(messages[i], ToolResultMessage):
+            while i < len(messages) and messages[i].role == "toolResult":
                 r = messages[i]
                 results.append({"type": "tool_result", "tool_use_id": r.tool_call_id, "content": _result_content(r),
                                 "is_error": r.is_error})
                 i += 1
             params.append({"role": "user", "content": results})
             continue
-        item = _user(message) if isinstance(message, UserMessage) else \
-            _assistant(message, allow_empty, oauth) if isinstance(message, AssistantMessage) else None
+        item = _user(message) if role == "user" else _assistant(message, allow_empty, oauth) \
+            if role == "assistant" else None
         if item is not None:
             params.append(item)
         i += 1
-    if marker and params and params[-1]["role"] == "user":
-        last = params[-1]
-        if isinstance(last["content"], str):
-            last["content"] = [{"type": "text", "text": last["content"], "cache_control": marker}]
-        elif last["content"] and last["content"][-1]["type"] in ("text", "image", "tool_result"):
-            last["content"][-1]["cache_control"] = marker
     return params
+
+
+def _mark_last_user(messages: EncodedMessages, marker: dict[str, Any]) -> None:
+    last = messages.last()  # the last turn's items are never kept encoded: changing them is safe
+    if last is None or last["role"] != "user":
+        return
+    if isinstance(last["content"], str):
+        last["content"] = [{"type": "text", "text": last["content"], "cache_control": marker}]
+    elif last["content"] and last["content"][-1]["type"] in ("text", "image", "tool_result"):
+        last["content"][-1]["cache_control"] = marker
 
 
 def convert_tools(context: Context, model: Model, marker: dict[str, Any] | None,
@@ -229,7 +259,7 @@ def build_payload(model: Model, context: Context, options: StreamOptions) -> tup
         max_tokens, budget = adjust_max_tokens_for_thinking(max_tokens, model.max_tokens, level, options)
         max_tokens = clamp_max_tokens(model, context, max_tokens)
         budget = min(budget, max(0, max_tokens - 1024))
-    payload: dict[str, Any] = {"model": model.id, "messages": convert_messages(model, context, marker, oauth),
+    payload: dict[str, Any] = {"model": model.id, "messages": encoded_messages(model, context, marker, oauth),
                                "max_tokens": max_tokens, "stream": True}
     texts = [CLAUDE_CODE_IDENTITY] if oauth else []
     prompt = system_prompt(context)

@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from pi_core import SessionManager
 from pi_core.agent.loop import LoopConfig, build_context
 from pi_core.ai import Context, Model, MessageList
@@ -163,14 +164,44 @@ def test_requests_from_views_are_byte_for_byte_the_typed_ones(tmp_path: Path) ->
             s.close()
 
 
-def test_nothing_is_typed_for_a_request(tmp_path: Path) -> None:
+def test_anthropic_requests_from_views_are_byte_for_byte_the_typed_ones(tmp_path: Path) -> None:
+    from plugins.providers import anthropic
+
+    path = build(tmp_path)
+    claude = dict(api="anthropic-messages", base_url="http://127.0.0.1:9")
+    for m in (model(**claude), model(**claude, provider="q"), model(**claude, input=["text"]),
+              model(**claude, id="other")):
+        for options in (StreamOptions(), StreamOptions(api_key="sk-ant-oat01-x")):
+            s = SessionManager.open(path, read_only=True)
+            try:
+                messages = [msg for msg in s.build_session_context().messages if msg.role != "system"]
+                anthropic._TURNS.clear()  # noqa: SLF001 - the reference: every message typed, nothing reused
+                typed, _ = anthropic.build_payload(m, Context(system_prompt="sys", messages=convert_to_llm(messages)),
+                                                   options)
+                expected = encode_json({**typed, "messages": list(typed["messages"])})
+                anthropic._TURNS.clear()  # noqa: SLF001
+                for _ in range(2):  # the second request on the session reuses the turns
+                    payload, _ = anthropic.build_payload(m, lazy_context(s), options)
+                    assert body_bytes(payload) == expected
+            finally:
+                s.close()
+
+
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])
+def test_nothing_is_typed_for_a_request(tmp_path: Path, api: str) -> None:
+    from plugins.providers import anthropic
+
     path = build(tmp_path)
     s = SessionManager.open(path, read_only=True)
     try:
         messages = s.build_session_context().message_list()
         context = lazy_context(s)
         openai_completions._TURNS.clear()  # noqa: SLF001
-        body_bytes(build_payload(model(), context, StreamOptions()))
+        anthropic._TURNS.clear()  # noqa: SLF001
+        if api == "openai-completions":
+            body_bytes(build_payload(model(), context, StreamOptions()))
+        else:
+            body_bytes(anthropic.build_payload(model(api=api), context, StreamOptions())[0])
         stored = [item for item in messages.items() if type(item).__name__ == "StoredMessage"]
         assert len(stored) > 40
         # The bad lines are typed (to be sure they are left out); none of the good ones is.
