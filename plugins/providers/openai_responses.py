@@ -16,29 +16,25 @@ from pi_core.ai import (
     ApiProvider,
     AssistantMessage,
     Context,
-    ImageContent,
+    EncodedMessages,
     MissingApiKeyError,
     Model,
     ProviderError,
     StreamOptions,
     StreamWriter,
-    TextContent,
-    ThinkingContent,
-    ToolCall,
-    ToolResultMessage,
-    UserMessage,
+    TurnCache,
     catalog_provider,
     clamp_max_tokens,
-    conversation,
+    conversation_messages,
     data_uri,
     is_loopback_url,
     iter_sse,
     js_json,
     mapped_level,
-    sampling_params,
     merge_headers,
     post_stream,
     requested_level,
+    sampling_params,
     sanitize_surrogates,
     short_hash,
     system_prompt,
@@ -100,9 +96,11 @@ def _text_signature(signature: str | None) -> dict[str, Any] | None:
     return {"id": signature}
 
 
-def _tool_output(model: Model, result: ToolResultMessage) -> Any:
-    text = "\n".join(b.text for b in result.content if isinstance(b, TextContent))
-    images = [b for b in result.content if isinstance(b, ImageContent)]
+# Messages are models or the read-only views of stored ones (pi_core.ai.views): told apart by role
+# and block type, never by class.
+def _tool_output(model: Model, result: Any) -> Any:
+    text = "\n".join(b.text for b in result.content if b.type == "text")
+    images = [b for b in result.content if b.type == "image"]
     if not images or "image" not in model.input:
         return sanitize_surrogates(text if text.strip() else "(see attached image)" if images else "(no tool output)")
     parts: list[dict[str, Any]] = [{"type": "input_text", "text": sanitize_surrogates(text)}] if text.strip() else []
@@ -110,19 +108,20 @@ def _tool_output(model: Model, result: ToolResultMessage) -> Any:
     return parts
 
 
-def _assistant_items(message: AssistantMessage, model: Model, index: int) -> list[dict[str, Any]]:
+def _assistant_items(message: Any, model: Model, index: int) -> list[dict[str, Any]]:
     same_api = message.provider == model.provider and message.api == model.api
     other_model = same_api and message.model != model.id
     items: list[dict[str, Any]] = []
     text_count = 0
     for block in message.content:
-        if isinstance(block, ThinkingContent):
+        kind = block.type
+        if kind == "thinking":
             if block.thinking_signature:
                 try:
                     items.append(json.loads(block.thinking_signature))
                 except ValueError:
                     pass  # not a Responses reasoning item (another API's signature)
-        elif isinstance(block, TextContent):
+        elif kind == "text":
             parsed = _text_signature(block.text_signature)
             msg_id = parsed["id"] if parsed else (f"msg_pi_{index}" if text_count == 0 else f"msg_pi_{index}_{text_count}")
             if len(msg_id) > 64:
@@ -134,7 +133,7 @@ def _assistant_items(message: AssistantMessage, model: Model, index: int) -> lis
             if parsed and parsed.get("phase"):
                 item["phase"] = parsed["phase"]
             items.append(item)
-        elif isinstance(block, ToolCall):
+        elif kind == "toolCall":
             call, _, item_id = block.id.partition("|")
             entry: dict[str, Any] = {"type": "function_call"}
             if item_id.startswith("fc_") and not other_model:
@@ -144,36 +143,63 @@ def _assistant_items(message: AssistantMessage, model: Model, index: int) -> lis
     return items
 
 
+_CONVERSATION_ROLES = frozenset({"user", "assistant", "toolResult"})
+
+
 def convert_input(model: Model, context: Context) -> list[dict[str, Any]]:
-    """The ``input`` items for ``context`` (after handoff)."""
-    items: list[dict[str, Any]] = []
+    """The ``input`` items for ``context`` (after handoff), as a plain list."""
+    return list(encoded_input(model, context))
+
+
+def encoded_input(model: Model, context: Context) -> EncodedMessages:
+    """The ``input`` items, converted turn by turn (a turn starts at an assistant message: nothing
+    before it depends on what follows); the turns of the previous request that are the same are reused
+    as they were encoded (:class:`~pi_core.ai.wire.TurnCache`), so a request on a long session costs
+    what is new in it. Assistant text items without an id of their own are numbered by their place in
+    the conversation: a turn starts at the number of messages before it."""
+    head: list[dict[str, Any]] = []
     prompt = system_prompt(context)
     if prompt:
         role = "developer" if model.reasoning and (model.compat or {}).get("supportsDeveloperRole") is not False \
             else "system"
-        items.append({"role": role, "content": sanitize_surrogates(prompt)})
-    for index, message in enumerate(transform_messages(conversation(context), model, normalize_tool_call_id)):
-        if isinstance(message, UserMessage):
+        head.append({"role": role, "content": sanitize_surrogates(prompt)})
+    key = json.dumps([model.provider, model.api, model.id, list(model.input)])
+    return _TURNS.convert(key, conversation_messages(context),
+                          lambda turn, offset: _convert_turn(turn, model, offset), head)
+
+
+_TURNS = TurnCache()
+
+
+def _convert_turn(turn: list[Any], model: Model, offset: int) -> tuple[list[dict[str, Any]], int]:
+    """The items of one turn, whose first message is the conversation's message number ``offset``;
+    also how many messages it numbered."""
+    turn = [m for m in turn if getattr(m, "role", None) in _CONVERSATION_ROLES]
+    messages = transform_messages(turn, model, normalize_tool_call_id)
+    items: list[dict[str, Any]] = []
+    for index, message in enumerate(messages, offset):
+        role = message.role
+        if role == "user":
             if isinstance(message.content, str):
                 items.append({"role": "user", "content": [{"type": "input_text",
                                                            "text": sanitize_surrogates(message.content)}]})
             elif message.content:
                 items.append({"role": "user", "content": [
-                    {"type": "input_text", "text": sanitize_surrogates(b.text)} if isinstance(b, TextContent)
+                    {"type": "input_text", "text": sanitize_surrogates(b.text)} if b.type == "text"
                     else {"type": "input_image", "detail": "auto", "image_url": data_uri(b)} for b in message.content]})
-        elif isinstance(message, AssistantMessage):
+        elif role == "assistant":
             items += _assistant_items(message, model, index)
-        elif isinstance(message, ToolResultMessage):
+        elif role == "toolResult":
             items.append({"type": "function_call_output", "call_id": message.tool_call_id.split("|")[0],
                           "output": _tool_output(model, message)})
-    return items
+    return items, len(messages)
 
 
 def build_payload(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
     compat = model.compat or {}
     retention = options.cache_retention or "short"
     chatgpt = is_chatgpt_sign_in(model, options.api_key)  # such tokens may not set these fields
-    payload: dict[str, Any] = {"model": model.id, "input": convert_input(model, context), "stream": True}
+    payload: dict[str, Any] = {"model": model.id, "input": encoded_input(model, context), "stream": True}
     if retention != "none" and options.session_id and compat.get("promptCacheKeyMode", "auto") != "disabled":
         payload["prompt_cache_key"] = options.session_id[:64]
     if retention == "long" and compat.get("supportsLongCacheRetention", True) and not chatgpt:

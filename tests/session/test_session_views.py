@@ -164,30 +164,35 @@ def test_requests_from_views_are_byte_for_byte_the_typed_ones(tmp_path: Path) ->
             s.close()
 
 
-def test_anthropic_requests_from_views_are_byte_for_byte_the_typed_ones(tmp_path: Path) -> None:
-    from plugins.providers import anthropic
+def _payload(module: Any, m: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
+    built = module.build_payload(m, context, options)
+    return built[0] if isinstance(built, tuple) else built
 
+
+@pytest.mark.parametrize(("name", "api", "field"), [("anthropic", "anthropic-messages", "messages"),
+                                                   ("openai_responses", "openai-responses", "input")])
+def test_other_providers_requests_from_views_are_byte_for_byte_the_typed_ones(tmp_path: Path, name: str, api: str,
+                                                                               field: str) -> None:
+    import importlib
+
+    module = importlib.import_module(f"plugins.providers.{name}")
     path = build(tmp_path)
-    claude = dict(api="anthropic-messages", base_url="http://127.0.0.1:9")
-    for m in (model(**claude), model(**claude, provider="q"), model(**claude, input=["text"]),
-              model(**claude, id="other")):
+    for m in (model(api=api), model(api=api, provider="q"), model(api=api, input=["text"]), model(api=api, id="other")):
         for options in (StreamOptions(), StreamOptions(api_key="sk-ant-oat01-x")):
             s = SessionManager.open(path, read_only=True)
             try:
                 messages = [msg for msg in s.build_session_context().messages if msg.role != "system"]
-                anthropic._TURNS.clear()  # noqa: SLF001 - the reference: every message typed, nothing reused
-                typed, _ = anthropic.build_payload(m, Context(system_prompt="sys", messages=convert_to_llm(messages)),
-                                                   options)
-                expected = encode_json({**typed, "messages": list(typed["messages"])})
-                anthropic._TURNS.clear()  # noqa: SLF001
+                module._TURNS.clear()  # noqa: SLF001 - the reference: every message typed, nothing reused
+                typed = _payload(module, m, Context(system_prompt="sys", messages=convert_to_llm(messages)), options)
+                expected = encode_json({**typed, field: list(typed[field])})
+                module._TURNS.clear()  # noqa: SLF001
                 for _ in range(2):  # the second request on the session reuses the turns
-                    payload, _ = anthropic.build_payload(m, lazy_context(s), options)
-                    assert body_bytes(payload) == expected
+                    assert body_bytes(_payload(module, m, lazy_context(s), options)) == expected
             finally:
                 s.close()
 
 
-@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages", "openai-responses"])
 def test_nothing_is_typed_for_a_request(tmp_path: Path, api: str) -> None:
     from plugins.providers import anthropic
 
@@ -200,8 +205,13 @@ def test_nothing_is_typed_for_a_request(tmp_path: Path, api: str) -> None:
         anthropic._TURNS.clear()  # noqa: SLF001
         if api == "openai-completions":
             body_bytes(build_payload(model(), context, StreamOptions()))
-        else:
+        elif api == "anthropic-messages":
             body_bytes(anthropic.build_payload(model(api=api), context, StreamOptions())[0])
+        else:
+            from plugins.providers import openai_responses
+
+            openai_responses._TURNS.clear()  # noqa: SLF001
+            body_bytes(openai_responses.build_payload(model(api=api), context, StreamOptions()))
         stored = [item for item in messages.items() if type(item).__name__ == "StoredMessage"]
         assert len(stored) > 40
         # The bad lines are typed (to be sure they are left out); none of the good ones is.
