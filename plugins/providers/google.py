@@ -9,6 +9,7 @@ replayed only to the same provider and model.
 from __future__ import annotations
 
 import itertools
+import json
 import re
 import time
 from typing import Any
@@ -16,23 +17,18 @@ from typing import Any
 from pi_core import hookimpl, parse_json
 from pi_core.ai import (
     ApiProvider,
-    AssistantMessage,
     Context,
-    ImageContent,
+    EncodedMessages,
     MissingApiKeyError,
     Model,
     ProviderError,
     StreamOptions,
     StreamWriter,
-    TextContent,
-    ThinkingContent,
-    ToolCall,
-    ToolResultMessage,
-    UserMessage,
+    TurnCache,
     catalog_provider,
     clamp_max_tokens,
     clamp_thinking_level,
-    conversation,
+    conversation_messages,
     iter_sse,
     js_json,
     merge_headers,
@@ -75,22 +71,23 @@ def _signature(same: bool, signature: str | None) -> str | None:
 
 
 # -- messages -------------------------------------------------------------------------------------
-def _model_parts(message: AssistantMessage, model: Model) -> list[dict[str, Any]]:
+def _model_parts(message: Any, model: Model) -> list[dict[str, Any]]:
     same = message.provider == model.provider and message.model == model.id
     parts: list[dict[str, Any]] = []
     for block in message.content:
-        if isinstance(block, TextContent):
+        kind = block.type
+        if kind == "text":
             sig = _signature(same, block.text_signature)
             if block.text.strip() or sig:
                 parts.append({"text": sanitize_surrogates(block.text), **({"thoughtSignature": sig} if sig else {})})
-        elif isinstance(block, ThinkingContent):
+        elif kind == "thinking":
             sig = _signature(same, block.thinking_signature)
             if same and (block.thinking.strip() or sig):
                 parts.append({"thought": True, "text": sanitize_surrogates(block.thinking),
                               **({"thoughtSignature": sig} if sig else {})})
             elif not same and block.thinking.strip():
                 parts.append({"text": sanitize_surrogates(block.thinking)})
-        elif isinstance(block, ToolCall):
+        elif kind == "toolCall":
             call: dict[str, Any] = {"name": block.name, "args": block.arguments or {}}
             if requires_tool_call_id(model.id):
                 call["id"] = block.id
@@ -99,9 +96,9 @@ def _model_parts(message: AssistantMessage, model: Model) -> list[dict[str, Any]
     return parts
 
 
-def _function_response(result: ToolResultMessage, model: Model, contents: list[dict[str, Any]]) -> None:
-    text = "\n".join(b.text for b in result.content if isinstance(b, TextContent))
-    images = [b for b in result.content if isinstance(b, ImageContent)] if "image" in model.input else []
+def _function_response(result: Any, model: Model, contents: list[dict[str, Any]]) -> None:
+    text = "\n".join(b.text for b in result.content if b.type == "text")
+    images = [b for b in result.content if b.type == "image"] if "image" in model.input else []
     value = sanitize_surrogates(text) if text.strip() else "(see attached image)" if images else ""
     multimodal = (gemini_major(model.id) or 3) >= 3
     image_parts = [{"inlineData": {"mimeType": b.mime_type, "data": b.data}} for b in images]
@@ -120,22 +117,45 @@ def _function_response(result: ToolResultMessage, model: Model, contents: list[d
         contents.append({"role": "user", "parts": [{"text": "Tool result image:"}, *image_parts]})
 
 
+_CONVERSATION_ROLES = frozenset({"user", "assistant", "toolResult"})
+
+
 def convert_contents(model: Model, context: Context) -> list[dict[str, Any]]:
+    """The ``contents`` for ``context`` (after handoff), as a plain list."""
+    return list(encoded_contents(model, context))
+
+
+def encoded_contents(model: Model, context: Context) -> EncodedMessages:
+    """The ``contents``, converted turn by turn (a turn starts at an assistant message: nothing before it
+    depends on what follows); the turns of the previous request that are the same are reused as they
+    were encoded (:class:`~pi_core.ai.wire.TurnCache`), so a request on a long session costs what is new
+    in it. Consecutive tool results share one ``user`` content; results stored after a failed answer
+    (which is left out) start one of their own."""
+    key = json.dumps([model.provider, model.api, model.id, list(model.input)])
+    return _TURNS.convert(key, conversation_messages(context), lambda turn, offset: (_convert_turn(turn, model), 0))
+
+
+_TURNS = TurnCache()
+
+
+def _convert_turn(turn: list[Any], model: Model) -> list[dict[str, Any]]:
     normalize = (lambda i, m, s: sanitize_id(i, 64)) if requires_tool_call_id(model.id) else None
     contents: list[dict[str, Any]] = []
-    for message in transform_messages(conversation(context), model, normalize):
-        if isinstance(message, UserMessage):
+    for message in transform_messages([m for m in turn if getattr(m, "role", None) in _CONVERSATION_ROLES],
+                                      model, normalize):
+        role = message.role
+        if role == "user":
             if isinstance(message.content, str):
                 contents.append({"role": "user", "parts": [{"text": sanitize_surrogates(message.content)}]})
             elif message.content:
                 contents.append({"role": "user", "parts": [
-                    {"text": sanitize_surrogates(b.text)} if isinstance(b, TextContent)
+                    {"text": sanitize_surrogates(b.text)} if b.type == "text"
                     else {"inlineData": {"mimeType": b.mime_type, "data": b.data}} for b in message.content]})
-        elif isinstance(message, AssistantMessage):
+        elif role == "assistant":
             parts = _model_parts(message, model)
             if parts:
                 contents.append({"role": "model", "parts": parts})
-        elif isinstance(message, ToolResultMessage):
+        elif role == "toolResult":
             _function_response(message, model, contents)
     return contents
 
@@ -168,7 +188,7 @@ def thinking_config(model: Model, options: StreamOptions) -> dict[str, Any] | No
 
 
 def build_payload(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
-    payload: dict[str, Any] = {"contents": convert_contents(model, context)}
+    payload: dict[str, Any] = {"contents": encoded_contents(model, context)}
     prompt = system_prompt(context)
     if prompt:
         payload["systemInstruction"] = {"parts": [{"text": sanitize_surrogates(prompt)}]}

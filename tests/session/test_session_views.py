@@ -170,14 +170,16 @@ def _payload(module: Any, m: Model, context: Context, options: StreamOptions) ->
 
 
 @pytest.mark.parametrize(("name", "api", "field"), [("anthropic", "anthropic-messages", "messages"),
-                                                   ("openai_responses", "openai-responses", "input")])
+                                                   ("openai_responses", "openai-responses", "input"),
+                                                   ("google", "google-generative-ai", "contents")])
 def test_other_providers_requests_from_views_are_byte_for_byte_the_typed_ones(tmp_path: Path, name: str, api: str,
                                                                                field: str) -> None:
     import importlib
 
     module = importlib.import_module(f"plugins.providers.{name}")
     path = build(tmp_path)
-    for m in (model(api=api), model(api=api, provider="q"), model(api=api, input=["text"]), model(api=api, id="other")):
+    for m in (model(api=api), model(api=api, provider="q"), model(api=api, input=["text"]), model(api=api, id="other"),
+              model(api=api, id="gemini-3-pro")):  # Gemini 3 sends the tool call ids
         for options in (StreamOptions(), StreamOptions(api_key="sk-ant-oat01-x")):
             s = SessionManager.open(path, read_only=True)
             try:
@@ -192,7 +194,8 @@ def test_other_providers_requests_from_views_are_byte_for_byte_the_typed_ones(tm
                 s.close()
 
 
-@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages", "openai-responses"])
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages", "openai-responses",
+                                 "google-generative-ai"])
 def test_nothing_is_typed_for_a_request(tmp_path: Path, api: str) -> None:
     from plugins.providers import anthropic
 
@@ -208,10 +211,12 @@ def test_nothing_is_typed_for_a_request(tmp_path: Path, api: str) -> None:
         elif api == "anthropic-messages":
             body_bytes(anthropic.build_payload(model(api=api), context, StreamOptions())[0])
         else:
-            from plugins.providers import openai_responses
+            import importlib
 
-            openai_responses._TURNS.clear()  # noqa: SLF001
-            body_bytes(openai_responses.build_payload(model(api=api), context, StreamOptions()))
+            module = importlib.import_module("plugins.providers." + {"openai-responses": "openai_responses",
+                                                                     "google-generative-ai": "google"}[api])
+            module._TURNS.clear()  # noqa: SLF001
+            body_bytes(module.build_payload(model(api=api), context, StreamOptions()))
         stored = [item for item in messages.items() if type(item).__name__ == "StoredMessage"]
         assert len(stored) > 40
         # The bad lines are typed (to be sure they are left out); none of the good ones is.
