@@ -1,6 +1,7 @@
 """Long sessions, the turn loop, streaming, listing and start-up: this pi against the TypeScript pi 1.6.
 
     python benchmarks/bench_vs_pi.py [--runs 5] [--cases open10k,open100k,...] [--ts PATH | --no-ts]
+                                     [--api openai-completions|anthropic-messages]
                                      [--baseline OTHER_BUILD/bin/pi] [--json OUT]
 
 Every figure is a whole process as a user runs it (``pi ... -p``), wall time measured here around the
@@ -8,7 +9,8 @@ child and peak RSS as ``/usr/bin/time`` reports it, medians of ``--runs`` runs (
 alternate, run by run, so drift on a shared machine affects both alike). Both talk to the same scripted
 server (``fake_server.py``, a process of its own whose answers are prebuilt), each in an isolated agent
 dir whose ``models.json`` points at it (window 2,000,000 tokens, compaction off, so neither program does
-anything but what is measured). The TypeScript pi runs when it is installed (default
+anything but what is measured); ``--api anthropic-messages`` makes both talk Anthropic Messages to it
+instead of Chat Completions. The TypeScript pi runs when it is installed (default
 ``/work/pi-ts/node_modules/.bin/pi``, with the ``node`` beside it).
 
 Cases (sessions from ``gen_session.py``; a fresh copy of the file for every run, since each run appends):
@@ -94,11 +96,14 @@ class Program:
         self.home = scratch / name
         agent = self.home / "agent"
         agent.mkdir(parents=True, exist_ok=True)
-        models = {"providers": {"fake": {
-            "baseUrl": server.url + "/v1", "api": "openai-completions", "apiKey": "fake-key",
-            "models": [{"id": "fake-model", "name": "Fake Model", "reasoning": False,
-                        "contextWindow": 2_000_000, "maxTokens": 4096,
-                        "cost": {"input": 1.0, "output": 2.0, "cacheRead": 0.1, "cacheWrite": 1.25}}]}}}
+        cost = {"input": 1.0, "output": 2.0, "cacheRead": 0.1, "cacheWrite": 1.25}
+        models = {"providers": {
+            "fake": {"baseUrl": server.url + "/v1", "api": "openai-completions", "apiKey": "fake-key",
+                     "models": [{"id": "fake-model", "name": "Fake Model", "reasoning": False,
+                                 "contextWindow": 2_000_000, "maxTokens": 4096, "cost": cost}]},
+            "fakeanthropic": {"baseUrl": server.url, "api": "anthropic-messages", "apiKey": "fake-anthropic-key",
+                              "models": [{"id": "fake-claude", "name": "Fake Claude", "reasoning": False,
+                                          "contextWindow": 2_000_000, "maxTokens": 4096, "cost": cost}]}}}
         (agent / "models.json").write_text(json.dumps(models))
         (agent / "settings.json").write_text(json.dumps({"compaction": {"enabled": False}}))
         self.work = self.home / "work"
@@ -125,8 +130,12 @@ class Program:
         return wall, rss_mb, done.stdout
 
 
+#: The provider and model the cases talk to (``--api``): the server answers both dialects.
+MODEL_ARGS = ["--provider", "fake", "--model", "fake-model"]
+
+
 def prompt_args(*extra: str) -> list[str]:
-    return ["--provider", "fake", "--model", "fake-model", *extra]
+    return [*MODEL_ARGS, *extra]
 
 
 Measure = Callable[["Program"], tuple[float, float]]
@@ -265,6 +274,8 @@ def main() -> None:
     parser.add_argument("--pi", type=Path, default=Path(sys.executable).parent / "pi")
     parser.add_argument("--dir", type=Path, default=HERE / "out" / "vs_pi")
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--api", choices=("openai-completions", "anthropic-messages"), default="openai-completions",
+                        help="the dialect both programs speak to the server (default openai-completions)")
     parser.add_argument("--baseline", type=Path, help="another build of this pi to run alongside (\"before\")")
     args = parser.parse_args()
     cases = [c for c in args.cases.split(",") if c]
@@ -272,6 +283,8 @@ def main() -> None:
     if unknown:
         raise SystemExit(f"unknown cases: {', '.join(sorted(unknown))}")
     ts = None if args.no_ts else args.ts
+    if args.api == "anthropic-messages":
+        MODEL_ARGS[:] = ["--provider", "fakeanthropic", "--model", "fake-claude"]
     args.dir.mkdir(parents=True, exist_ok=True)
     files = {"open10k": ("s10k.jsonl", 10_000, False), "open100k": ("s100k.jsonl", 100_000, False),
              "openlinear": ("linear100k.jsonl", 100_000, True), "openlinear1": ("linear100k.jsonl", 100_000, True),

@@ -1,10 +1,11 @@
-"""A scripted OpenAI Chat Completions streaming server for whole-process benchmarks (a process of its own).
+"""A scripted streaming model server for whole-process benchmarks (a process of its own): OpenAI Chat
+Completions at ``/v1/chat/completions``, Anthropic Messages at ``/v1/messages``.
 
     python benchmarks/fake_server.py PORT_FILE
 
 It writes the port it listens on (127.0.0.1) to ``PORT_FILE``. The harness sets a script before each
-run with ``POST /_script`` (``{"turns": [...]}``; each request to ``/v1/chat/completions`` takes the
-next turn, the last one repeats) and reads what was received with ``GET /_stats``. A turn is one of
+run with ``POST /_script`` (``{"turns": [...]}``; each request takes the next turn, in the dialect
+of the path it was sent to; the last one repeats) and reads what was received with ``GET /_stats``. A turn is one of
 
 * ``{"text": "..."}`` — an answer in a few deltas;
 * ``{"tool": "read", "arguments": {...}}`` — one tool call;
@@ -62,32 +63,60 @@ def build(turn: dict[str, Any]) -> bytes:
     return b"".join(parts)
 
 
+def _anthropic_event(kind: str, **data: Any) -> bytes:
+    return f"event: {kind}\ndata: ".encode() + json.dumps({"type": kind, **data}, separators=(",", ":")).encode() \
+        + b"\n\n"
+
+
+def build_anthropic(turn: dict[str, Any]) -> bytes:
+    """The same answer as :func:`build`, as an Anthropic Messages stream."""
+    start = {"id": "msg_bench", "type": "message", "role": "assistant", "model": "fake-claude", "content": [],
+             "stop_reason": None, "usage": {"input_tokens": 1000, "output_tokens": 1}}
+    parts = [_anthropic_event("message_start", message=start)]
+    if "tool" in turn:
+        block = {"type": "tool_use", "id": f"toolu_{turn.get('n', 0):06d}", "name": turn["tool"], "input": {}}
+        delta = {"type": "input_json_delta", "partial_json": json.dumps(turn.get("arguments") or {})}
+        stop, output = "tool_use", 20
+    else:
+        block, stop = {"type": "text", "text": ""}, "end_turn"
+        text = "tok " * int(turn["deltas"]) if "deltas" in turn else str(turn.get("text", "done"))
+        delta, output = {"type": "text_delta", "text": text}, int(turn.get("deltas", 10))
+    parts.append(_anthropic_event("content_block_start", index=0, content_block=block))
+    if "deltas" in turn:
+        one = _anthropic_event("content_block_delta", index=0, delta={"type": "text_delta", "text": "tok "})
+        parts.append(one * int(turn["deltas"]))
+    elif block["type"] == "text":
+        parts += [_anthropic_event("content_block_delta", index=0,
+                                   delta={"type": "text_delta", "text": text[i:i + 16]})
+                  for i in range(0, len(text), 16)]
+    else:
+        parts.append(_anthropic_event("content_block_delta", index=0, delta=delta))
+    parts.append(_anthropic_event("content_block_stop", index=0))
+    parts.append(_anthropic_event("message_delta", delta={"stop_reason": stop}, usage={"output_tokens": output}))
+    parts.append(_anthropic_event("message_stop"))
+    return b"".join(parts)
+
+
 class State:
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.bodies: list[bytes] = [build({"text": "hello from the fake model"})]
-        self.next = 0
-        self.requests = 0
-        self.request_bytes: list[int] = []
+        self.set_script([{"text": "hello from the fake model"}])
 
     def set_script(self, turns: list[dict[str, Any]]) -> None:
         with self.lock:
-            built: dict[str, bytes] = {}
-            bodies = []
+            built: dict[str, tuple[bytes, bytes]] = {}
+            bodies: list[tuple[bytes, bytes]] = []
             for n, turn in enumerate(turns):
+                turn = {**turn, "n": n} if "tool" in turn else turn  # tool call ids must differ per turn
                 key = json.dumps(turn, sort_keys=True)
-                if "tool" in turn:  # tool call ids must differ per turn
-                    key = None  # type: ignore[assignment]
-                    bodies.append(build({**turn, "n": n}))
-                    continue
-                if key not in built:
-                    built[key] = build(turn)
+                if key not in built:  # built now, in both dialects: nothing is built while a program runs
+                    built[key] = (build(turn), build_anthropic(turn))
                 bodies.append(built[key])
             self.bodies, self.next, self.requests, self.request_bytes = bodies, 0, 0, []
 
-    def take(self, size: int) -> bytes:
+    def take(self, size: int, dialect: str = "openai") -> bytes:
         with self.lock:
-            body = self.bodies[min(self.next, len(self.bodies) - 1)]
+            body = self.bodies[min(self.next, len(self.bodies) - 1)][dialect == "anthropic"]
             self.next += 1
             self.requests += 1
             self.request_bytes.append(size)
@@ -139,7 +168,8 @@ class Handler(BaseHTTPRequestHandler):
             STATE.set_script(json.loads(body)["turns"])
             self._send(200, b"{}", "application/json")
             return
-        self._send(200, STATE.take(len(body)), "text/event-stream")
+        dialect = "anthropic" if self.path.startswith("/v1/messages") else "openai"
+        self._send(200, STATE.take(len(body), dialect), "text/event-stream")
 
 
 def main() -> None:
