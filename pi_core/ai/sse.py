@@ -69,20 +69,31 @@ class SSEDecoder:
         return events
 
     def _plain_events(self, buf: bytes) -> list[SSEEvent] | None:
-        """The common shape, one ``data: ...`` line per event and ``\n`` endings, decoded without going
-        line by line (a stream of many small deltas spends much of its time here); ``None`` when the
-        complete events in ``buf`` have any other shape, which the line rules then handle."""
+        """The common shapes, one ``data: ...`` line per event (OpenAI) or an ``event: ...`` line and one
+        ``data: ...`` line per event (Anthropic), with ``\n`` endings, decoded without going line by line (a
+        stream of many small deltas spends much of its time here); ``None`` when the complete events in
+        ``buf`` have any other shape, which the line rules then handle."""
         end = buf.rfind(b"\n\n")
-        if end < 0 or not buf.startswith(b"data: ") or b"\r" in buf:
+        if end < 0 or b"\r" in buf:
             return None
         block = buf[:end]
-        count = block.count(b"\n\ndata: ") + 1
-        if block.count(b"\n") != 2 * (count - 1):
-            return None  # another field, a comment or a second data line somewhere
+        if block.startswith(b"data: "):
+            count = block.count(b"\n\ndata: ") + 1
+            if block.count(b"\n") != 2 * (count - 1):
+                return None  # another field, a comment or a second data line somewhere
+            events = [SSEEvent("message", part[6:], self._id, self._retry)
+                      for part in block.decode("utf-8", "replace").split("\n\n")]
+        elif block.startswith(b"event: "):
+            events = []
+            for part in block.decode("utf-8", "replace").split("\n\n"):
+                head, found, data = part.partition("\ndata: ")
+                if not found or "\n" in data or "\n" in head or not head.startswith("event: "):
+                    return None  # another field, a comment, a second data line, an event without data
+                events.append(SSEEvent(head[7:] or "message", data, self._id, self._retry))
+        else:
+            return None
         self._buf = buf[end + 2:]
-        ident, retry = self._id, self._retry
-        return [SSEEvent("message", part[6:], ident, retry)
-                for part in block.decode("utf-8", "replace").split("\n\n")]
+        return events
 
     def flush(self) -> list[SSEEvent]:
         """Dispatch what is left at end of stream (a final event without its blank line)."""

@@ -80,11 +80,15 @@ def test_sse_every_split_and_line_ending() -> None:
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.one_of(
     st.text(alphabet="ab é✓{}\":,", max_size=12).map(lambda t: f"data: {t}\n\n"),
+    st.text(alphabet="ab é✓{}\":,", max_size=12).map(lambda t: f"event: delta\ndata: {t}\n\n"),
     st.sampled_from(["event: x\ndata: y\n\n", ": keep-alive\n", "data:tight\n\n", "data: a\ndata: b\n\n",
-                     "id: 9\ndata: z\n\n", "\n", "data: \n\n", "retry: 5\n"])), max_size=12),
+                     "id: 9\ndata: z\n\n", "\n", "data: \n\n", "retry: 5\n", "event: \ndata: e\n\n",
+                     "event: x\n\n", "event: a: b\ndata: c\n\n", "event: x\ndata: a\ndata: b\n\n",
+                     "event:tight\ndata: d\n\n", "data: d\nevent: after\n\n"])), max_size=12),
        st.lists(st.integers(min_value=0, max_value=400), max_size=4))
 def test_sse_whole_chunks_decode_as_byte_by_byte(parts: list[str], cuts: list[int]) -> None:
-    # feeding whole chunks takes the fast path for plain `data:` events; byte by byte goes line by line
+    # feeding whole chunks takes the fast path for `data:` and `event:` + `data:` events; byte by byte goes
+    # line by line
     data = "".join(parts).encode()
     points = sorted({0, len(data), *(c % (len(data) + 1) for c in cuts)})
     chunks = [data[a:b] for a, b in zip(points, points[1:])]
