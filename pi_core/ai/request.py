@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from .message_list import MessageList, message_items, message_views
@@ -45,9 +46,12 @@ def system_prompt(context: Context) -> str | None:
     return None
 
 
-def conversation(context: Context) -> list[Any]:
-    """The transcript without system messages (the system prompt travels separately)."""
-    return [m for m in context.messages if getattr(m, "role", None) in _CONVERSATION_ROLES]
+def conversation(context: Context | Sequence[Any]) -> list[Any]:
+    """The user, assistant and tool-result messages of ``context`` (or of a list of messages: the turn a
+    :class:`~pi_core.ai.wire.TurnCache` hands its converter), in order; the system prompt travels
+    separately, and a message of any other role is not sent."""
+    messages = context.messages if isinstance(context, Context) else context
+    return [m for m in messages if getattr(m, "role", None) in _CONVERSATION_ROLES]
 
 
 # A stored message that turns out not to validate reads as an ``invalid:...`` role: never sent.

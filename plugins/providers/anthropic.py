@@ -32,6 +32,7 @@ from pi_core.ai import (
     adjust_max_tokens_for_thinking,
     catalog_provider,
     clamp_max_tokens,
+    conversation,
     conversation_messages,
     iter_sse,
     merge_headers,
@@ -105,9 +106,6 @@ def cache_control(model: Model, options: StreamOptions) -> dict[str, Any] | None
 # -- messages ------------------------------------------------------------------------------------
 # Messages are models or the read-only views of stored ones (pi_core.ai.views): told apart by role
 # and block type, never by class.
-_CONVERSATION_ROLES = frozenset({"user", "assistant", "toolResult"})
-
-
 def _image(image: Any) -> dict[str, Any]:
     return {"type": "image", "source": {"type": "base64", "media_type": image.mime_type, "data": image.data}}
 
@@ -184,8 +182,7 @@ _TURNS = TurnCache()
 
 
 def _convert_turn(turn: list[Any], model: Model, allow_empty: bool, oauth: bool) -> list[dict[str, Any]]:
-    turn = [m for m in turn if getattr(m, "role", None) in _CONVERSATION_ROLES]
-    messages = transform_messages(turn, model, lambda i, m, s: sanitize_id(i, 64))
+    messages = transform_messages(conversation(turn), model, lambda i, m, s: sanitize_id(i, 64))
     params: list[dict[str, Any]] = []
     i = 0
     while i < len(messages):

@@ -28,6 +28,7 @@ from pi_core.ai import (
     catalog_provider,
     clamp_max_tokens,
     clamp_thinking_level,
+    conversation,
     conversation_messages,
     iter_sse,
     js_json,
@@ -117,9 +118,6 @@ def _function_response(result: Any, model: Model, contents: list[dict[str, Any]]
         contents.append({"role": "user", "parts": [{"text": "Tool result image:"}, *image_parts]})
 
 
-_CONVERSATION_ROLES = frozenset({"user", "assistant", "toolResult"})
-
-
 def convert_contents(model: Model, context: Context) -> list[dict[str, Any]]:
     """The ``contents`` for ``context`` (after handoff), as a plain list."""
     return list(encoded_contents(model, context))
@@ -141,8 +139,7 @@ _TURNS = TurnCache()
 def _convert_turn(turn: list[Any], model: Model) -> list[dict[str, Any]]:
     normalize = (lambda i, m, s: sanitize_id(i, 64)) if requires_tool_call_id(model.id) else None
     contents: list[dict[str, Any]] = []
-    for message in transform_messages([m for m in turn if getattr(m, "role", None) in _CONVERSATION_ROLES],
-                                      model, normalize):
+    for message in transform_messages(conversation(turn), model, normalize):
         role = message.role
         if role == "user":
             if isinstance(message.content, str):

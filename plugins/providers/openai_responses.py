@@ -25,6 +25,7 @@ from pi_core.ai import (
     TurnCache,
     catalog_provider,
     clamp_max_tokens,
+    conversation,
     conversation_messages,
     data_uri,
     is_loopback_url,
@@ -143,9 +144,6 @@ def _assistant_items(message: Any, model: Model, index: int) -> list[dict[str, A
     return items
 
 
-_CONVERSATION_ROLES = frozenset({"user", "assistant", "toolResult"})
-
-
 def convert_input(model: Model, context: Context) -> list[dict[str, Any]]:
     """The ``input`` items for ``context`` (after handoff), as a plain list."""
     return list(encoded_input(model, context))
@@ -174,8 +172,7 @@ _TURNS = TurnCache()
 def _convert_turn(turn: list[Any], model: Model, offset: int) -> tuple[list[dict[str, Any]], int]:
     """The items of one turn, whose first message is the conversation's message number ``offset``;
     also how many messages it numbered."""
-    turn = [m for m in turn if getattr(m, "role", None) in _CONVERSATION_ROLES]
-    messages = transform_messages(turn, model, normalize_tool_call_id)
+    messages = transform_messages(conversation(turn), model, normalize_tool_call_id)
     items: list[dict[str, Any]] = []
     for index, message in enumerate(messages, offset):
         role = message.role
