@@ -84,6 +84,7 @@ def run(args: list[str]) -> int:
     from .sdk import settings_for_host
 
     options, rest = preparse(args)
+    _check_session_early(rest)
     if _protocol_mode(rest):  # before any plugin is imported: their prints must not reach the stream
         from .modes.protocol_stdout import take_over_stdout
 
@@ -211,6 +212,44 @@ def ask_trust(cwd: object) -> tuple[bool, bool] | None:
         return None
     return {"y": (True, True), "yes": (True, True), "o": (True, False), "n": (False, True), "no": (False, True),
             "": (False, False)}.get(answer, (False, False))
+
+
+def _check_session_early(args: list[str]) -> None:
+    """Start the index check of the session this run will open (``--session FILE``, ``--continue``) on a
+    thread, so it runs while plugins load (see :func:`pi_core.session.scan_index.check_early`). Only a
+    hint: the open uses the result if the file is unchanged, and a guess that names another file costs a
+    ``stat``."""
+    import os
+    from pathlib import Path
+
+    values: dict[str, str] = {}
+    continuing = False
+    for n, arg in enumerate(args):
+        if arg == "--":
+            break
+        name, eq, value = arg.partition("=")
+        if name in ("--session", "--session-dir"):
+            if not eq:
+                value = args[n + 1] if n + 1 < len(args) else ""
+            values[name] = value
+        continuing = continuing or arg in ("-c", "--continue")
+    target: Path | None = None
+    if values.get("--session"):
+        target = Path(values["--session"]).expanduser()
+    elif continuing:
+        from .session.locations import resolve_session_dir
+
+        folder = resolve_session_dir(Path.cwd(), values.get("--session-dir") or None)
+        try:
+            files = [entry for entry in os.scandir(folder) if entry.name.endswith(".jsonl") and entry.is_file()]
+        except OSError:
+            return
+        if files:
+            target = Path(max(files, key=lambda entry: entry.stat().st_mtime).path)
+    if target is not None and target.is_file():
+        from .session.scan_index import check_early
+
+        check_early(target)
 
 
 def _exit_code(code: object) -> int:

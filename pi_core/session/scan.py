@@ -264,7 +264,11 @@ def scan_session_file(path: Path, *, use_index: bool = False) -> Scan:
         return Scan(path)
     from . import scan_index
 
-    indexed = scan_index.load(path, os.fstat(handle.fileno()).st_size) if use_index else None
+    if use_index:
+        st = os.fstat(handle.fileno())
+        indexed = scan_index.load(path, st.st_size, scan_index.file_identity(st))
+    else:
+        indexed = None
     scan, start, lines = indexed if indexed is not None else (Scan(path), 0, 0)
     scanner = _Scanner(scan)
     gc_was_enabled = gc.isenabled()

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -42,30 +44,99 @@ def _index_file(path: Path) -> Path:
     return index_dir() / f"{key}.idx"
 
 
-def load(path: Path, size: int) -> tuple[Scan, int, int] | None:
+def load(path: Path, size: int, identity: tuple[int, ...] | None = None) -> tuple[Scan, int, int] | None:
     """The scan of ``path``'s indexed part, if an index matches the file as it is now: ``(scan,
     offset, lines)`` with the byte offset and line count where scanning must go on; ``None`` when
-    there is no index or it does not match."""
+    there is no index or it does not match. ``identity`` (:func:`file_identity` of the open file) lets
+    a check started early (:func:`check_early`) stand in for the CRC if the file has not changed since."""
     if size < MIN_SIZE:
         return None
+    early = _take_early(path)
     try:
-        blob = _index_file(path).read_bytes()
-    except OSError:
-        return None
-    try:
-        import msgspec
-
-        saved = msgspec.msgpack.decode(blob)
-        if saved.get("format") != FORMAT or not 0 < saved["offset"] <= size:
-            return None
-        verified: list[Any] = []
-        if prefix_crc(path, saved["offset"], verified) != saved["crc"]:
+        if early is not None and identity is not None and early.identity == identity:
+            saved, crc, verified = early.saved, early.crc, early.verified
+        else:
+            saved = _read_index(path, size)
+            if saved is None:
+                return None
+            verified = []
+            crc = prefix_crc(path, saved["offset"], verified)
+        if crc != saved["crc"]:
             return None
         scan = _restore(path, saved)
         scan.verified = tuple(verified)
         return scan, saved["offset"], saved["lines"]
     except Exception:  # noqa: BLE001 - a damaged index is only a cache miss
         return None
+
+
+def _read_index(path: Path, size: int) -> dict[str, Any] | None:
+    try:
+        blob = _index_file(path).read_bytes()
+    except OSError:
+        return None
+    import msgspec
+
+    saved = msgspec.msgpack.decode(blob)
+    if not isinstance(saved, dict) or saved.get("format") != FORMAT or not 0 < saved["offset"] <= size:
+        return None
+    return saved
+
+
+def file_identity(st: os.stat_result) -> tuple[int, ...]:
+    """What tells a file changed: any write moves its modification or change time, a replacement its inode."""
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+class _EarlyCheck:
+    """The index check of one file, run on a thread while the program starts."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.identity: tuple[int, ...] | None = None
+        self.saved: dict[str, Any] = {}
+        self.crc: int | None = None
+        self.verified: list[Any] = []
+        self.thread = threading.Thread(target=self._run, name="pi-index-check", daemon=True)
+
+    def _run(self) -> None:
+        try:
+            before = os.stat(self.path)
+            if not stat.S_ISREG(before.st_mode) or before.st_size < MIN_SIZE:
+                return
+            saved = _read_index(Path(self.path), before.st_size)
+            if saved is None:
+                return
+            crc = prefix_crc(self.path, saved["offset"], self.verified)
+            # Only a result for bytes that did not change while they were summed stands for the file.
+            if file_identity(os.stat(self.path)) == file_identity(before):
+                self.saved, self.crc, self.identity = saved, crc, file_identity(before)
+        except Exception:  # noqa: BLE001 - the open checks again itself
+            self.identity = None
+
+
+_early: dict[str, _EarlyCheck] = {}
+
+
+def check_early(path: str | os.PathLike[str]) -> None:
+    """Start checking ``path``'s index on a thread of its own, for an open of it that follows.
+
+    Reading and summing the indexed bytes (tens of milliseconds for a long session) releases the GIL, so
+    it runs beside start-up's imports on another core. The open takes the result only if the file's
+    :func:`file_identity` is still the one the check saw on both sides of its sum; otherwise it checks
+    again. A path that is no long session file costs a ``stat``."""
+    key = os.path.abspath(path)
+    if key not in _early:
+        _early[key] = check = _EarlyCheck(key)
+        check.thread.start()
+
+
+def _take_early(path: Path) -> _EarlyCheck | None:
+    check = _early.pop(os.path.abspath(path), None)
+    if check is None:
+        return None
+    check.thread.join()
+    return check if check.identity is not None else None
 
 
 def _restore(path: Path, saved: dict[str, Any]) -> Scan:
@@ -175,4 +246,4 @@ def _prune(folder: Path) -> None:
         old.unlink(missing_ok=True)
 
 
-__all__ = ["MIN_SIZE", "index_dir", "load", "prefix_crc", "save"]
+__all__ = ["MIN_SIZE", "check_early", "file_identity", "index_dir", "load", "prefix_crc", "save"]

@@ -239,3 +239,34 @@ def test_api_key_name_thinking_session_id_and_session_dir(tmp_path: Path) -> Non
     unknown = pi(ws, agent, "--provider", "fake", "--model", "fake-model", "--session-dir", str(store),
                  "--session", "0000-no-such", "-p", "z")
     assert unknown.returncode == 1 and "No session found matching '0000-no-such'" in unknown.stderr  # pi's words
+
+
+def test_a_long_session_resumed_through_its_index(tmp_path: Path) -> None:
+    """A session over the index threshold, resumed by path and with --continue: the second and third runs check
+    the derived index while plugins load (pi_core.session.scan_index.check_early) and send the whole branch."""
+    from pi_core import SessionManager
+    from pi_core.ai.types import AssistantMessage, TextContent, UserMessage
+
+    ws, agent, folder = tmp_path / "ws", tmp_path / "agent", tmp_path / "sessions"
+    ws.mkdir()
+    session = SessionManager.create(ws, folder)
+    for n in range(150):
+        session.append_message(UserMessage(content=[TextContent(text=f"q{n} " + "x" * 30_000)]))
+        session.append_message(AssistantMessage(content=[TextContent(text=f"a{n}")], api="openai-completions",
+                                                provider="fake", model="fake-model", stop_reason="stop"))
+    file = session.session_file
+    assert file is not None and file.stat().st_size > 4 << 20
+    session.close()
+    with FakeOpenAI([{"text": "first"}, {"text": "second"}, {"text": "third"}]) as server:
+        write_agent_dir(agent, server.base_url, {"compaction": {"enabled": False}})  # all of it is sent
+        base = ("--provider", "fake", "--model", "fake-model")
+        runs = [pi(ws, agent, *base, "--session", str(file), "-p", "one"),
+                pi(ws, agent, *base, "--session", str(file), "-p", "two"),
+                pi(ws, agent, *base, "--session-dir", str(folder), "-c", "-p", "three")]
+    assert [(r.returncode, r.stdout.strip()) for r in runs] == [(0, "first"), (0, "second"), (0, "third")]
+    assert list((agent / "cache" / "session-index").glob("*.idx"))
+    last = server.requests[-1]["body"]["messages"]
+    texts = [m["content"] if isinstance(m["content"], str) else "".join(p["text"] for p in m["content"])
+             for m in last]
+    assert len(last) == 1 + 300 + 5 and texts[-5:] == ["one", "first", "two", "second", "three"]
+    assert texts[1].startswith("q0 ") and texts[300] == "a149"

@@ -9,6 +9,7 @@ used only where it still matches.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -158,3 +159,58 @@ def test_a_later_line_reusing_an_id_is_indexed_as_a_whole_scan_would(tmp_path: P
     state = _state(session)
     session.close()
     assert state == _without_index(path)
+
+
+@pytest.fixture
+def crc_runs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The sizes the index check summed (on any thread)."""
+    runs: list[int] = []
+    real = scan_index.prefix_crc
+
+    def spy(path: Any, size: int, verified: Any = None) -> Any:
+        runs.append(size)
+        return real(path, size, verified)
+
+    monkeypatch.setattr(scan_index, "prefix_crc", spy)
+    return runs
+
+
+def test_a_check_started_early_stands_in_for_the_one_at_open(tmp_path: Path, scanned_from: list[int],
+                                                              crc_runs: list[int]) -> None:
+    path = _big_session(tmp_path)
+    full = _columns(scan_session_file(path, use_index=True))  # writes the index
+    crc_runs.clear()
+    scan_index.check_early(path)
+    reopened = scan_session_file(path, use_index=True)
+    assert _columns(reopened) == full and reopened.verified  # the turn store's checkpoints come along
+    assert len(crc_runs) == 1 and scanned_from[-1] == path.stat().st_size  # summed once, on the early thread
+
+
+@pytest.mark.parametrize("change", ["same size, other bytes", "appended"])
+def test_an_early_check_is_not_trusted_once_the_file_changed(tmp_path: Path, scanned_from: list[int],
+                                                             crc_runs: list[int], change: str) -> None:
+    path = _big_session(tmp_path)
+    scan_session_file(path, use_index=True)
+    scan_index.check_early(path)
+    scan_index._early[os.path.abspath(path)].thread.join()  # the check has seen the file as it was
+    data = bytearray(path.read_bytes())
+    if change == "appended":
+        data += b'{"type":"label","id":"late","parentId":null,"targetId":"broken01","label":"x"}\n'
+    else:
+        at = data.index(b"y" * 100, len(data) // 2)
+        data[at] = ord("z")
+    path.write_bytes(bytes(data))
+    crc_runs.clear()
+    assert _columns(scan_session_file(path, use_index=True)) == _columns(scan_session_file(path))
+    assert crc_runs  # the open checked again itself
+    if change != "appended":
+        assert scanned_from[-2] == 0  # and found the index stale
+
+
+def test_an_early_check_of_a_path_that_is_no_session_costs_nothing(tmp_path: Path) -> None:
+    scan_index.check_early(tmp_path / "missing.jsonl")
+    scan_index.check_early(tmp_path)  # a folder
+    small = tmp_path / "small.jsonl"
+    small.write_text('{"type":"session","version":3,"id":"x","timestamp":"t","cwd":"/"}\n')
+    scan_index.check_early(small)
+    assert _columns(scan_session_file(small, use_index=True)) == _columns(scan_session_file(small))
