@@ -100,9 +100,15 @@ def scan_entry_points() -> tuple[PluginSpec, ...]:
     seen: set[tuple[str, str]] = set()
     # entry_points() reads each distribution's entry_points.txt only; the (slow) METADATA
     # file is parsed for the few distributions that have a ``pi`` entry point.
+    # ``dist.name`` and ``dist.version`` parse METADATA again at every access: once per distribution.
+    described: dict[int, tuple[str, str | None]] = {}
     for ep in entry_points_in(GROUP):
         dist = ep.dist
-        dist_name = (dist.name if dist is not None else None) or ""
+        if id(dist) not in described:
+            metadata = dist.metadata if dist is not None else None
+            described[id(dist)] = ((metadata.get("Name") or "") if metadata is not None else "",
+                                   metadata.get("Version") if metadata is not None else None)
+        dist_name, version = described[id(dist)]
         key = (_normalise(dist_name), ep.name)
         if key in seen:  # the same distribution on sys.path twice
             continue
@@ -110,7 +116,7 @@ def scan_entry_points() -> tuple[PluginSpec, ...]:
         builtin = _normalise(dist_name) == DISTRIBUTION
         specs.append(PluginSpec(
             name=ep.name, module=ep.value, source="builtin" if builtin else "entrypoint",
-            dist=dist_name, version=dist.version if dist is not None else None,
+            dist=dist_name, version=version,
         ))
     has_builtins = any(s.source == "builtin" for s in specs)
     if not has_builtins:
