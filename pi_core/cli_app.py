@@ -1,6 +1,7 @@
 """The typer application behind ``pi``, built after the plugins are loaded (plugins add commands)."""
 
-from __future__ import annotations
+# Annotations are evaluated where the functions are defined (no ``from __future__ import annotations``):
+# typer reads every command's signature twice, and would compile and evaluate string annotations both times.
 
 import json
 import sys
@@ -22,7 +23,7 @@ _NoPlugins = Annotated[bool, typer.Option("--no-plugins", help="Do not load pip-
 _NoExtensions = Annotated[bool, typer.Option("--no-extensions", help="Do not load extension files.", hidden=True)]
 
 
-def build_app(host: PluginHost, options: GlobalOptions) -> tuple[typer.Typer, list[str]]:
+def build_app(host: "PluginHost", options: GlobalOptions) -> tuple[typer.Typer, list[str]]:
     app = typer.Typer(add_completion=False, no_args_is_help=False, context_settings={"help_option_names": ["-h", "--help"]},
                       rich_markup_mode=None, pretty_exceptions_enable=False)
     _add_run(app, host, options)
@@ -41,7 +42,7 @@ def build_app(host: PluginHost, options: GlobalOptions) -> tuple[typer.Typer, li
     return app, commands
 
 
-def _add_run(app: typer.Typer, host: PluginHost, options: GlobalOptions) -> None:
+def _add_run(app: typer.Typer, host: "PluginHost", options: GlobalOptions) -> None:
     @app.command(name=DEFAULT_COMMAND, add_help_option=False)
     def run(
         messages: Annotated[Optional[list[str]], typer.Argument()] = None,
@@ -104,7 +105,7 @@ def _add_run(app: typer.Typer, host: PluginHost, options: GlobalOptions) -> None
         raise typer.Exit(run_command(run_options, host, options))
 
 
-def _add_plugins(app: typer.Typer, host: PluginHost) -> None:
+def _add_plugins(app: typer.Typer, host: "PluginHost") -> None:
     plugins = typer.Typer(help="List plugins and what they registered.", invoke_without_command=True,
                           no_args_is_help=False)
 
@@ -140,7 +141,7 @@ def _add_plugins(app: typer.Typer, host: PluginHost) -> None:
     app.add_typer(plugins, name="plugins")
 
 
-def _doctor_lines(host: PluginHost) -> list[str]:
+def _doctor_lines(host: "PluginHost") -> list[str]:
     lines = []
     for record in host.failed():
         where = f" [{record.path}]" if record.path else f" [{record.dist}]" if record.dist else ""
@@ -164,7 +165,7 @@ def _table(rows: list[dict]) -> str:
                      for line in lines)
 
 
-def _add_trust(app: typer.Typer, host: PluginHost) -> None:
+def _add_trust(app: typer.Typer, host: "PluginHost") -> None:
     @app.command("trust")
     def trust(
         path: Annotated[Optional[Path], typer.Argument(help="Project directory (default: current).")] = None,
@@ -184,7 +185,7 @@ def _add_trust(app: typer.Typer, host: PluginHost) -> None:
         typer.echo(f"{target}: {state} (saved in {store.path})")
 
 
-def _add_packages(app: typer.Typer, host: PluginHost) -> None:
+def _add_packages(app: typer.Typer, host: "PluginHost") -> None:
     from .packages.cli import add_package_commands
 
     add_package_commands(app, host)

@@ -7,7 +7,8 @@ resources of a package on and off by writing pi's filter entries. Project settin
 trusted project (``-a`` trusts it for one command).
 """
 
-from __future__ import annotations
+# Annotations are evaluated where the functions are defined (no ``from __future__ import annotations``):
+# typer reads every command's signature twice, and would compile and evaluate string annotations both times.
 
 import sys
 from collections.abc import Sequence
@@ -44,7 +45,7 @@ class PackageCommandError(Exception):
     """A package command cannot do what was asked (printed as ``pi: <message>``, exit 1)."""
 
 
-def project_trusted(host: PluginHost) -> bool:
+def project_trusted(host: "PluginHost") -> bool:
     """Trust for package commands: ``-a``/``-na``, else the saved decision, else trusted when the
     project has nothing that trust gates. Never asks."""
     from ..extensions.trust import TrustStore, TrustStoreError, has_trust_inputs
@@ -58,20 +59,20 @@ def project_trusted(host: PluginHost) -> bool:
     return decision if decision is not None else not has_trust_inputs(host.cwd)
 
 
-def _scope(local: bool, host: PluginHost) -> Scope:
+def _scope(local: bool, host: "PluginHost") -> Scope:
     if local and not project_trusted(host):
         raise PackageCommandError(f"{host.cwd} is not trusted; refusing to use its package settings "
                                   "(use -a for this command, or `pi trust`)")
     return "project" if local else "user"
 
 
-def _installer(host: PluginHost, pip_args: Sequence[str] = ()) -> Any:
+def _installer(host: "PluginHost", pip_args: Sequence[str] = ()) -> Any:
     from .install import Installer
 
     return Installer(host.cwd, host.agent_dir, pip_args=pip_args, out=typer.echo)
 
 
-def _write_entries(host: PluginHost, scope: Scope, entries: list[Any]) -> None:
+def _write_entries(host: "PluginHost", scope: Scope, entries: list[Any]) -> None:
     from ..runtime.settings import SettingsError, write_setting
 
     path = settings_file(scope, host.cwd, host.agent_dir)
@@ -91,7 +92,7 @@ def _find(entries: list[Any], source: PackageSource, base: Path) -> int | None:
     return None
 
 
-def _record(host: PluginHost, scope: Scope, source: PackageSource) -> None:
+def _record(host: "PluginHost", scope: Scope, source: PackageSource) -> None:
     base = settings_base(scope, host.cwd, host.agent_dir)
     entries = read_package_entries(base / "settings.json")
     text = settings_text(source, base)
@@ -106,13 +107,13 @@ def _record(host: PluginHost, scope: Scope, source: PackageSource) -> None:
     _write_entries(host, scope, entries)
 
 
-def _resolved(host: PluginHost, trusted: bool | None = None) -> list[ResolvedPackage]:
+def _resolved(host: "PluginHost", trusted: bool | None = None) -> list[ResolvedPackage]:
     trusted = project_trusted(host) if trusted is None else trusted
     return resolve_packages(host.cwd, host.agent_dir, trusted=trusted,
                             temporary=host.options.temporary_packages).packages
 
 
-def _registered(host: PluginHost) -> dict[str, str]:
+def _registered(host: "PluginHost") -> dict[str, str]:
     """What each loaded plugin registered, as ``pi plugins`` shows it (``tools:word_count, ...``)."""
     out = {}
     for row in host.describe():
@@ -131,7 +132,7 @@ def _contributions(package: ResolvedPackage, registered: dict[str, str] | None =
     return "; ".join(parts)
 
 
-def _guard(action: Any, host: PluginHost | None = None, approve: bool = False, no_approve: bool = False) -> None:
+def _guard(action: Any, host: "PluginHost | None" = None, approve: bool = False, no_approve: bool = False) -> None:
     from .install import InstallError
 
     if approve and host is not None:
@@ -148,7 +149,7 @@ def _guard(action: Any, host: PluginHost | None = None, approve: bool = False, n
 # -------------------------------------------------------------------------------------------------
 
 
-def add_package_commands(app: typer.Typer, host: PluginHost) -> None:
+def add_package_commands(app: typer.Typer, host: "PluginHost") -> None:
     @app.command("install")
     def install(
         sources: Annotated[Optional[list[str]], typer.Argument(
@@ -244,7 +245,7 @@ def add_package_commands(app: typer.Typer, host: PluginHost) -> None:
     app.add_typer(plugin, name="plugin")
 
 
-def _install(host: PluginHost, given: list[str], local: bool, editable: bool, pip_args: list[str]) -> None:
+def _install(host: "PluginHost", given: list[str], local: bool, editable: bool, pip_args: list[str]) -> None:
     scope = _scope(local, host)
     installer = _installer(host, pip_args)
     if not given:
@@ -277,7 +278,7 @@ def _install(host: PluginHost, given: list[str], local: bool, editable: bool, pi
     _show(host, parsed)
 
 
-def _show(host: PluginHost, sources: list[PackageSource]) -> None:
+def _show(host: "PluginHost", sources: list[PackageSource]) -> None:
     """What the installed packages contribute, read by a fresh process (this one scanned before)."""
     import json
     import subprocess
@@ -309,7 +310,7 @@ def _matches(package: ResolvedPackage, source: PackageSource) -> bool:
     return source.kind == "pypi" and bool(package.dist) and normalise(package.dist or "") == normalise(source.name or "")
 
 
-def _remove(host: PluginHost, given: list[str], local: bool) -> None:
+def _remove(host: "PluginHost", given: list[str], local: bool) -> None:
     scope = _scope(local, host)
     installer = _installer(host)
     for text in given:
@@ -330,7 +331,7 @@ def _remove(host: PluginHost, given: list[str], local: bool) -> None:
         typer.echo(f"Removed {text}")
 
 
-def _drop_entry(host: PluginHost, scope: Scope, source: PackageSource) -> None:
+def _drop_entry(host: "PluginHost", scope: Scope, source: PackageSource) -> None:
     base = settings_base(scope, host.cwd, host.agent_dir)
     entries = read_package_entries(base / "settings.json")
     index = _find(entries, source, base)
@@ -339,7 +340,7 @@ def _drop_entry(host: PluginHost, scope: Scope, source: PackageSource) -> None:
         _write_entries(host, scope, entries)
 
 
-def _list(host: PluginHost, as_json: bool) -> int:
+def _list(host: "PluginHost", as_json: bool) -> int:
     import json
 
     trusted = project_trusted(host)
@@ -417,7 +418,7 @@ def _row(package: ResolvedPackage, errors: dict[str, str | None], registered: di
     }
 
 
-def _missing_required(host: PluginHost, packages: list[ResolvedPackage]) -> list[str]:
+def _missing_required(host: "PluginHost", packages: list[ResolvedPackage]) -> list[str]:
     """``plugins.required`` entries (ours) whose distribution is not installed."""
     from ..runtime.settings import Settings
     from .resolve import _dist_version
@@ -473,7 +474,7 @@ def update_target(flags: UpdateFlags) -> tuple[str, str | None]:
     return ("extensions" if f.extensions and not f.self_ else "self"), None
 
 
-def _update_command(host: PluginHost, flags: UpdateFlags, *, force: bool) -> None:
+def _update_command(host: "PluginHost", flags: UpdateFlags, *, force: bool) -> None:
     what, source = update_target(flags)
     if what == "models":
         raise typer.Exit(_refresh_models(host))
@@ -485,7 +486,7 @@ def _update_command(host: PluginHost, flags: UpdateFlags, *, force: bool) -> Non
         _update_self(host, force=force)
 
 
-def _update(host: PluginHost, source_text: str | None) -> None:
+def _update(host: "PluginHost", source_text: str | None) -> None:
     import os
 
     if os.environ.get("PI_OFFLINE"):
@@ -519,7 +520,7 @@ def _short(value: str | None) -> str:
     return value[:7] if len(value) == 40 else value
 
 
-def _refresh_models(host: PluginHost) -> int:
+def _refresh_models(host: "PluginHost") -> int:
     """``pi update --models``: fetch every provider's model list now (``PI_OFFLINE``: none)."""
     import asyncio
 
@@ -543,7 +544,7 @@ def _refresh_models(host: PluginHost) -> int:
     return 0
 
 
-def _self_update_command(host: PluginHost) -> list[str] | None:
+def _self_update_command(host: "PluginHost") -> list[str] | None:
     """pi's custom self-update command: ``PI_SELF_UPDATE_COMMAND`` (split on whitespace), else the global
     ``selfUpdateCommand`` setting (an argv array); ``None`` when neither is set."""
     import os
@@ -561,7 +562,7 @@ def _self_update_command(host: PluginHost) -> list[str] | None:
     return None
 
 
-def _update_self(host: PluginHost, *, force: bool = False) -> None:
+def _update_self(host: "PluginHost", *, force: bool = False) -> None:
     import subprocess
     from importlib import metadata
 
@@ -618,7 +619,7 @@ def _fill(arg: str, values: dict[str, str]) -> str:
     return arg
 
 
-def _config(host: PluginHost, action: str | None, package_text: str | None, resources: list[str],
+def _config(host: "PluginHost", action: str | None, package_text: str | None, resources: list[str],
             local: bool) -> None:
     from .local_config import builtin_extensions, local_resources
 
@@ -675,7 +676,7 @@ def _config(host: PluginHost, action: str | None, package_text: str | None, reso
                    f"of {package.source.text}")
 
 
-def switch_package_resources(host: PluginHost, package: ResolvedPackage, chosen: Sequence[Any], enabled: bool,
+def switch_package_resources(host: "PluginHost", package: ResolvedPackage, chosen: Sequence[Any], enabled: bool,
                              scope: Scope) -> None:
     """Write ``+name``/``-name`` filter entries for ``chosen`` resources of ``package`` into ``scope``'s file.
 
@@ -707,7 +708,7 @@ def switch_package_resources(host: PluginHost, package: ResolvedPackage, chosen:
     _write_entries(host, scope, entries)
 
 
-def _list_local(host: PluginHost, local: list[Any], builtins: list[Any]) -> None:
+def _list_local(host: "PluginHost", local: list[Any], builtins: list[Any]) -> None:
     headings = {"user": f"user ({host.agent_dir})", "project": f"project ({host.cwd / '.pi'})"}
     for scope in ("user", "project"):
         rows = [r for r in local if r.scope == scope]
@@ -727,7 +728,7 @@ def _list_local(host: PluginHost, local: list[Any], builtins: list[Any]) -> None
             typer.echo(f"  [{'x' if b.enabled else ' '}] extensions {b.label}")
 
 
-def _switch_local(host: PluginHost, local: list[Any], scope: str, names: list[str], enabled: bool) -> None:
+def _switch_local(host: "PluginHost", local: list[Any], scope: str, names: list[str], enabled: bool) -> None:
     from .local_config import SettingsError, switch
 
     mine = [r for r in local if r.scope == scope]

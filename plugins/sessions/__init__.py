@@ -1,6 +1,7 @@
 """``pi session check FILE [--repair]``: a built-in plugin adding a sub-command through the public API."""
 
-from __future__ import annotations
+# Annotations are evaluated where the functions are defined (no ``from __future__ import annotations``):
+# typer reads every command's signature twice, and would compile and evaluate string annotations both times.
 
 from pathlib import Path
 from typing import Any
