@@ -69,6 +69,7 @@ _EXPORTS: dict[str, str] = {
     "SSEDecoder": "pi_core.ai.sse",
     "SSEEvent": "pi_core.ai.sse",
     "iter_sse": "pi_core.ai.sse",
+    "iter_sse_batches": "pi_core.ai.sse",
     "aclose_shared_client": "pi_core.ai.http",
     "is_loopback_url": "pi_core.ai.http",
     "merge_headers": "pi_core.ai.http",
@@ -409,6 +410,7 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
         retrying_stream as retrying_stream,
     )
     from .sse import SSEDecoder as SSEDecoder, SSEEvent as SSEEvent, iter_sse as iter_sse
+    from .sse import iter_sse_batches as iter_sse_batches
     from .types import (
         AssistantMessage as AssistantMessage,
         Context as Context,

@@ -69,6 +69,7 @@ class EventStream:
         self._starter: Callable[[], Coroutine[Any, Any, None]] | None = None
         self._task: asyncio.Task[None] | None = None
         self._on_orphan: Callable[[], None] | None = None
+        self._on_terminal: Callable[[AssistantMessageEvent], None] | None = None
 
     # -- producer side -----------------------------------------------------------------------
     def push(self, event: AssistantMessageEvent) -> None:
@@ -80,6 +81,8 @@ class EventStream:
             self._done = True
             self._final = event.partial
             self._final_event = event
+            if self._on_terminal is not None:
+                self._on_terminal(event)
             if self._result is not None and not self._result.done():
                 self._result.set_result(event.partial)
         waiter = self._waiter
@@ -100,6 +103,11 @@ class EventStream:
             return
         self._space = asyncio.get_running_loop().create_future()
         await self._space
+
+    def on_terminal(self, callback: Callable[[AssistantMessageEvent], None]) -> None:
+        """Have ``callback`` see the terminal event as it is pushed, before any consumer does (it may
+        change the final message). One callback; a second replaces the first."""
+        self._on_terminal = callback
 
     @property
     def done(self) -> bool:

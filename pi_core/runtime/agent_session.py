@@ -1082,7 +1082,8 @@ class AgentSession:
             if self.host.dispatch.has("message_update"):
                 await self.host.dispatch.call("message_update", event, self.ctx)
             await self.emit(event)
-            await self._breathe()
+            if time.monotonic() - self._breathed >= BREATHE_S:  # checked here: a call per delta shows
+                await self._breathe()
             return
         if self._nested is not None:
             self._record_nested(event)

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 from ..ai.abort import AbortSignal
+from ..ai.event_stream import EventStream
 from ..ai.types import Context, Model
 from ..events import (
     AfterToolCallEvent,
@@ -144,18 +145,29 @@ def stamp_thinking_level(stream: Callable[..., AsyncIterator[Any]], level: Calla
     """pi records the requested thinking level on every assistant message; do it at the source.
     ``on_error`` sees each final ``error`` event (its ``retry_after_ms``) before the message is recorded."""
 
-    async def stamped(model: Model, context: Context, **options: Any) -> AsyncIterator[Any]:
-        async for event in stream(model, context, **options):
-            kind = event.type
-            if kind == "done" or kind == "error":  # the rest are deltas: nothing to do per delta
-                message = getattr(event, "message", None)
-                if message is not None and message.thinking_level is None:
-                    message.thinking_level = level()
-                if kind == "error" and on_error is not None and message is not None:
-                    on_error(event)
-            yield event
+    def finish(event: Any) -> None:
+        message = getattr(event, "message", None)
+        if message is not None and message.thinking_level is None:
+            message.thinking_level = level()
+        if event.type == "error" and on_error is not None and message is not None:
+            on_error(event)
+
+    def stamped(model: Model, context: Context, **options: Any) -> AsyncIterator[Any]:
+        events = stream(model, context, **options)
+        if isinstance(events, EventStream):  # no layer between the deltas and the loop
+            events.on_terminal(finish)
+            return events
+        return _finished_by(events, finish)
 
     return stamped
+
+
+async def _finished_by(events: AsyncIterator[Any], finish: Callable[[Any], None]) -> AsyncIterator[Any]:
+    async for event in events:
+        kind = event.type
+        if kind == "done" or kind == "error":  # the rest are deltas: nothing to do per delta
+            finish(event)
+        yield event
 
 
 __all__ = ["HookWiring", "stamp_thinking_level"]

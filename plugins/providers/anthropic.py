@@ -34,7 +34,7 @@ from pi_core.ai import (
     clamp_max_tokens,
     conversation,
     conversation_messages,
-    iter_sse,
+    iter_sse_batches,
     merge_headers,
     parse_json_with_repair,
     post_stream,
@@ -427,8 +427,14 @@ async def stream_anthropic(model: Model, context: Context, options: StreamOption
     async with post_stream(url, payload, headers, style="anthropic", client=options.client,
                            read_timeout=options.read_timeout, observer=options.observer) as response:
         writer.start()
-        observe = options.stream_observer()
-        async for event in iter_sse(response.aiter_bytes(), writer.drain):
+        await _read_events(iter_sse_batches(response.aiter_bytes(), writer.drain), parser, options)
+    _finish(writer, parser)
+
+
+async def _read_events(batches: Any, parser: _Parser, options: StreamOptions) -> None:
+    observe = options.stream_observer()
+    async for batch in batches:
+        for event in batch:
             if event.event == "error":
                 raise ProviderError(event.data)
             if event.event not in MESSAGE_EVENTS:
@@ -442,7 +448,6 @@ async def stream_anthropic(model: Model, context: Context, options: StreamOption
             if observe is not None:
                 await observe(data)
             parser.event(data)
-    _finish(writer, parser)
 
 
 _decode: Any = None

@@ -3,7 +3,9 @@ event JSON shapes."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -19,6 +21,8 @@ from pi_core.ai import (
     Usage,
     calculate_cost,
     format_http_error,
+    iter_sse,
+    iter_sse_batches,
     parse_partial_json,
     parse_tool_arguments,
     repair_json,
@@ -99,6 +103,27 @@ def test_sse_whole_chunks_decode_as_byte_by_byte(parts: list[str], cuts: list[in
 
     assert full(chunks) == full([bytes([b]) for b in data])
 
+    async def through(iterate: Any) -> tuple[list[Any], list[int]]:
+        reads: list[int] = []
+
+        async def source() -> Any:
+            for chunk in chunks:
+                yield chunk
+
+        async def pause() -> None:
+            reads.append(len(seen))
+
+        seen: list[Any] = []
+        async for item in iterate(source(), pause):
+            seen.extend(item if isinstance(item, list) else [item])
+            assert item != []  # a batch is never empty
+        return [(e.event, e.data, e.id, e.retry) for e in seen], reads
+
+    events, reads = asyncio.run(through(iter_sse))
+    batched, batch_reads = asyncio.run(through(iter_sse_batches))
+    assert events == batched == full(chunks)
+    assert reads == batch_reads and len(reads) == len(chunks)  # the reader paused after each read either way
+
 
 # --- partial JSON ----------------------------------------------------------------------------------
 
@@ -163,6 +188,31 @@ def test_writer_failure_leaves_blocks_open_and_drops_scratch() -> None:
     assert message.content[0].arguments == {"path": "x", "content": "ab"}
     assert message.to_json()["content"][0] == {"type": "toolCall", "id": "c", "name": "write",
                                                "arguments": {"path": "x", "content": "ab"}}
+
+
+def test_the_terminal_callback_sees_the_final_event_before_any_consumer() -> None:
+    async def scenario(fail: bool) -> tuple[list[str], Any]:
+        events = EventStream()
+        writer = StreamWriter(FAKE, events)
+        seen: list[str] = []
+
+        def stamp(event: Any) -> None:
+            seen.append(f"{event.type} while {len(events._queue)} queued")
+            event.message.thinking_level = "high"
+
+        events.on_terminal(stamp)
+        writer.text_delta(writer.text_start(), "hi")
+        writer.fail("boom") if fail else writer.finish()
+        writer.finish()  # a second terminal event is ignored, and so not seen
+        received = [e async for e in events]
+        return seen, received[-1]
+
+    for fail in (False, True):
+        seen, last = run(scenario(fail))
+        kind = "error" if fail else "done"
+        # start, text_start, text_delta, (text_end: a failure leaves blocks open) and itself
+        assert seen == [f"{kind} while {4 if fail else 5} queued"]
+        assert last.type == kind and last.message.thinking_level == "high"
 
 
 def test_long_text_accumulates_without_quadratic_copies() -> None:
