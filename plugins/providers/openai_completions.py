@@ -31,7 +31,7 @@ from pi_core.ai import (
     conversation_messages,
     data_uri,
     is_loopback_url,
-    iter_sse,
+    iter_sse_batches,
     js_json,
     mapped_level,
     sampling_params,
@@ -507,6 +507,27 @@ class _Parser:
         if delta:
             self._delta(delta)
 
+    def plain(self, chunk: Any) -> bool:
+        """A chunk from :func:`_plain_decoder`, if it is a text delta or carries nothing (what :meth:`chunk`
+        would do with it); ``False``, doing nothing, for any other chunk."""
+        choice = chunk.choices[0] if chunk.choices else None
+        if choice is None or chunk.error is not None or chunk.usage is not None or choice.usage is not None \
+                or choice.finish_reason is not None or choice.delta is None:
+            return False
+        delta = choice.delta
+        content = delta.content
+        if (content is not None and type(content) is not str) or delta.tool_calls is not None \
+                or delta.reasoning_content is not None or delta.reasoning is not None or delta.reasoning_text is not None:
+            return False
+        message = self.message
+        if message.response_id is None and chunk.id:
+            message.response_id = chunk.id
+        if content:
+            if self.text is None:
+                self.text = self.writer.text_start()
+            self.writer.text_delta(self.text, content)
+        return True
+
     def _finish_reason(self, reason: str) -> None:
         message = self.message
         message.raw_stop_reason = reason
@@ -574,7 +595,7 @@ async def stream_completions(model: Model, context: Context, options: StreamOpti
     async with post_stream(url, payload, headers, style="openai", client=options.client,
                            read_timeout=options.read_timeout, observer=options.observer) as response:
         writer.start()
-        events = iter_sse(response.aiter_bytes(), writer.drain)
+        events = iter_sse_batches(response.aiter_bytes(), writer.drain)
         try:
             await _read_chunks(events, parser, options)
         except asyncio.CancelledError:
@@ -586,24 +607,55 @@ async def stream_completions(model: Model, context: Context, options: StreamOpti
     _finish(writer, parser, compat)
 
 
-async def _read_chunks(events: Any, parser: _Parser, options: StreamOptions) -> None:
+async def _read_chunks(batches: Any, parser: _Parser, options: StreamOptions) -> None:
     observe = options.stream_observer()
-    async for event in events:
-        data = event.data
-        if data == "[DONE]":
-            await _read_to_end(events)
-            return
-        try:
-            chunk = _decode_chunk(data)
-        except ValueError:
-            continue
-        if not isinstance(chunk, dict):
-            continue
-        if observe is not None:
-            await observe(chunk)
-        if chunk.get("error"):
-            raise _stream_error(chunk)
-        parser.chunk(chunk)
+    plain = _plain_decoder() if observe is None else None  # an observer sees every chunk as a dict
+    decode = _decode_chunk
+    async for batch in batches:
+        for event in batch:
+            data = event.data
+            if data == "[DONE]":
+                await _read_to_end(batches)
+                return
+            if plain is not None:
+                try:
+                    shape = plain(data)
+                except Exception:  # noqa: BLE001 - not the common shape: the general path below decides
+                    shape = None
+                if shape is not None and parser.plain(shape):
+                    continue
+            try:
+                chunk = decode(data)
+            except ValueError:
+                continue
+            if not isinstance(chunk, dict):
+                continue
+            if observe is not None:
+                await observe(chunk)
+            if chunk.get("error"):
+                raise _stream_error(chunk)
+            parser.chunk(chunk)
+
+
+_plain: Any = None
+
+
+def _plain_decoder() -> Any:
+    """A msgspec decoder of the fields :meth:`_Parser.chunk` reads, into structs (the others are skipped
+    without being built): most chunks of an answer are one text delta, and this is about twice as fast as
+    decoding each into dicts. What it cannot decode goes the general way."""
+    global _plain
+    if _plain is None:
+        import msgspec
+
+        # defstruct: this module's annotations are strings, which msgspec cannot resolve for local classes
+        delta = msgspec.defstruct("Delta", [(name, Any, None) for name in ("content", "tool_calls", *REASONING_FIELDS)])
+        choice = msgspec.defstruct("Choice", [("delta", delta | None, None), ("finish_reason", Any, None),
+                                              ("usage", Any, None)])
+        chunk = msgspec.defstruct("Chunk", [("id", Any, None), ("usage", Any, None), ("error", Any, None),
+                                            ("choices", list[choice] | None, None)])  # type: ignore[valid-type]
+        _plain = msgspec.json.Decoder(chunk).decode
+    return _plain
 
 
 _msgspec_decode: Any = None

@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pi_core.testing import FakeProviderServer, Reply, json_reply, sse
 from ai_helpers import consume, every_split, run, types_of
 from pi_core.testing import openai_chunks
@@ -394,3 +396,76 @@ def test_chunks_msgspec_refuses_are_read_as_before() -> None:
               'data: {"choices":[{"delta":{"content":"b\\u00e9"},"finish_reason":"stop"}]}\n\n', "data: [DONE]\n\n"]
     message, _, _ = run(serve([Reply(chunks=["".join(chunks).encode()])]))
     assert message.stop_reason == "stop" and message.text() == "abé"
+
+
+# --- the plain-chunk fast path -------------------------------------------------------------------------
+
+class _SeesEveryChunk:
+    """An observer that wants stream events: every chunk then goes the general (dict) way."""
+
+    def __init__(self) -> None:
+        self.chunks: list[Any] = []
+
+    async def headers(self, headers: dict[str, str]) -> dict[str, str]:
+        return headers
+
+    async def response(self, status: int, headers: dict[str, str]) -> None:
+        pass
+
+    async def stream_event(self, data: Any) -> None:
+        self.chunks.append(data)
+
+
+_ODD_CHUNKS = [
+    {"id": "c2", "object": "chat.completion.chunk", "model": "m", "system_fingerprint": "fp",
+     "choices": [{"index": 0, "delta": {"content": "plain"}, "logprobs": None, "finish_reason": None}]},
+    {"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]},
+    {"choices": [{"index": 0, "delta": {}, "finish_reason": None}]},
+    {"choices": [{"index": 0, "delta": None}]},
+    {"choices": [{"index": 0, "delta": "text?"}]},
+    {"choices": [{"index": 0, "delta": {"content": 7}}]},
+    {"choices": [{"index": 0, "delta": {"content": ["a", "b"]}}]},
+    {"choices": [{"index": 0, "delta": {"content": None, "reasoning_content": "hmm"}}]},
+    {"choices": [{"index": 0, "delta": {"reasoning": "", "content": "after empty reasoning"}}]},
+    {"choices": [{"index": 0, "delta": {"reasoning_text": "r", "content": "both"}}]},
+    {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "t", "function": {"name": "ls",
+                                                                                           "arguments": "{}"}}]}}]},
+    {"choices": [{"index": 0, "delta": {"content": "x"}, "usage": {"prompt_tokens": 3, "completion_tokens": 1}}]},
+    {"usage": {"prompt_tokens": 5, "completion_tokens": 2}, "choices": []},
+    {"usage": {}, "choices": [{"index": 0, "delta": {"content": "empty usage"}}]},
+    {"choices": []},
+    {"id": 12, "choices": [{"index": 0, "delta": {"content": "numeric id"}}]},
+    {"id": "", "choices": [{"index": 0, "delta": {"content": "no id"}}]},
+    {"choices": [{"index": 0, "delta": {"content": "second choice ignored"}}, {"index": 1, "delta": {"content": "?"}}]},
+    {"choices": "not a list"},
+    [1, 2],
+    "a string",
+    {"choices": [{"index": 0, "delta": {"content": "tok "}, "finish_reason": None}], "extra": {"deep": [1, {"x": None}]}},
+    {"choices": [{"index": 0, "delta": {"content": "stopping"}, "finish_reason": "stop"}]},
+    {"choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]},
+]
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # odd values (a numeric id) serialize with pydantic's warning
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(range(len(_ODD_CHUNKS))), min_size=1, max_size=10), st.booleans())
+def test_the_plain_chunk_path_gives_what_the_general_path_gives(picks: list[int], broken: bool) -> None:
+    # Without an observer, chunks of the common shape are read by a typed decoder; with one, every chunk is a dict
+    # through _Parser.chunk. Both must build the same message from any mix of chunk shapes.
+    body = [json.dumps(_ODD_CHUNKS[i]) for i in picks]
+    if broken:
+        body.insert(len(body) // 2, '{"choices": [{"delta": {"content": "cut')
+    data = "".join(f"data: {line}\n\n" for line in body).encode() + b"data: [DONE]\n\n"
+
+    async def both() -> tuple[Any, Any, list[Any]]:
+        from ai_helpers import comparable, stream_chunks
+
+        plain, plain_events = await stream_chunks(model(reasoning=True), CTX, [data], REGISTRY)
+        observer = _SeesEveryChunk()
+        general, general_events = await stream_chunks(model(reasoning=True), CTX, [data], REGISTRY, observer=observer)
+        return ((comparable(plain), [e.type for e in plain_events]),
+                (comparable(general), [e.type for e in general_events]), observer.chunks)
+
+    plain, general, seen = run(both())
+    assert plain == general
+    assert seen or not isinstance(_ODD_CHUNKS[picks[0]], dict)  # the general path did run, chunk by chunk
