@@ -357,6 +357,18 @@ class _Parser:
             return  # server tools and other block types are not part of pi's message model
         self.open[data.get("index", 0)] = index
 
+    def plain_text_delta(self, event: Any) -> bool:
+        """An event from :func:`_plain_decoder`, if it is a text delta of an open block (what
+        :meth:`_content_block_delta` would do with it); ``False``, doing nothing, for any other."""
+        delta = event.delta
+        if event.type != "content_block_delta" or delta is None or delta.type != "text_delta" \
+                or type(event.index) is not int or not (delta.text is None or type(delta.text) is str):
+            return False
+        index = self.open.get(event.index)
+        if index is not None:
+            self.writer.text_delta(index, delta.text or "")
+        return True
+
     def _content_block_delta(self, data: dict[str, Any]) -> None:
         index = self.open.get(data.get("index", 0))
         if index is None:
@@ -433,12 +445,20 @@ async def stream_anthropic(model: Model, context: Context, options: StreamOption
 
 async def _read_events(batches: Any, parser: _Parser, options: StreamOptions) -> None:
     observe = options.stream_observer()
+    plain = _plain_decoder() if observe is None else None  # an observer sees every event as a dict
     async for batch in batches:
         for event in batch:
             if event.event == "error":
                 raise ProviderError(event.data)
             if event.event not in MESSAGE_EVENTS:
                 continue  # ping and unknown events
+            if plain is not None and event.event == "content_block_delta":
+                try:
+                    shape = plain(event.data)
+                except Exception:  # noqa: BLE001 - not the common shape: the general path below decides
+                    shape = None
+                if shape is not None and parser.plain_text_delta(shape):
+                    continue
             try:
                 data = _event_json(event.data)
             except ValueError as exc:
@@ -448,6 +468,24 @@ async def _read_events(batches: Any, parser: _Parser, options: StreamOptions) ->
             if observe is not None:
                 await observe(data)
             parser.event(data)
+
+
+_plain: Any = None
+
+
+def _plain_decoder() -> Any:
+    """A msgspec decoder of what :meth:`_Parser.plain_text_delta` reads from a ``content_block_delta`` event,
+    into structs (other fields are skipped without being built): most events of an answer are one text
+    delta. What it cannot decode goes the general way."""
+    global _plain
+    if _plain is None:
+        import msgspec
+
+        # defstruct: this module's annotations are strings, which msgspec cannot resolve for local classes
+        delta = msgspec.defstruct("Delta", [("type", Any, None), ("text", Any, None)])
+        event = msgspec.defstruct("Event", [("type", Any, None), ("index", Any, 0), ("delta", delta | None, None)])
+        _plain = msgspec.json.Decoder(event).decode
+    return _plain
 
 
 _decode: Any = None

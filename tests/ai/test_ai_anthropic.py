@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pi_core.testing import FakeProviderServer, Reply, json_reply
 from ai_helpers import consume, every_split, run, types_of
 from pi_core.testing import anthropic_chunks
@@ -295,3 +298,77 @@ def test_model_and_option_headers_are_sent(header: dict[str, str]) -> None:
     _, _, server = run(serve([Reply(chunks=[fixture("text.sse")])], model(headers={"x-model": "m"}), headers=header))
     sent = server.requests[0].headers
     assert sent["x-model"] == "m" and all(sent[k.lower()] == v for k, v in header.items())
+
+
+# --- the plain text-delta fast path ---------------------------------------------------------------------
+
+class _SeesEveryEvent:
+    """An observer that wants stream events: every event then goes the general (dict) way."""
+
+    def __init__(self) -> None:
+        self.events: list[Any] = []
+
+    async def headers(self, headers: dict[str, str]) -> dict[str, str]:
+        return headers
+
+    async def response(self, status: int, headers: dict[str, str]) -> None:
+        pass
+
+    async def stream_event(self, data: Any) -> None:
+        self.events.append(data)
+
+
+def _delta(**fields: Any) -> str:
+    return json.dumps({"type": "content_block_delta", **fields})
+
+
+_ODD_EVENTS = [
+    ("content_block_start", json.dumps({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})),
+    ("content_block_start", json.dumps({"type": "content_block_start", "index": 1,
+                                        "content_block": {"type": "thinking", "thinking": ""}})),
+    ("content_block_delta", _delta(index=0, delta={"type": "text_delta", "text": "plain"})),
+    ("content_block_delta", _delta(index=0, delta={"type": "text_delta", "text": "with extras"}, extra={"x": [1]})),
+    ("content_block_delta", _delta(delta={"type": "text_delta", "text": "no index"})),
+    ("content_block_delta", _delta(index=7, delta={"type": "text_delta", "text": "unknown block"})),
+    ("content_block_delta", _delta(index=0, delta={"type": "text_delta"})),
+    ("content_block_delta", _delta(index=0, delta={"type": "text_delta", "text": None})),
+    ("content_block_delta", _delta(index=0, delta={"type": "text_delta", "text": 5})),
+    ("content_block_delta", _delta(index=True, delta={"type": "text_delta", "text": "bool index"})),
+    ("content_block_delta", _delta(index="0", delta={"type": "text_delta", "text": "string index"})),
+    ("content_block_delta", _delta(index=0, delta=None)),
+    ("content_block_delta", _delta(index=0, delta="text")),
+    ("content_block_delta", _delta(index=0, delta={})),
+    ("content_block_delta", _delta(index=1, delta={"type": "thinking_delta", "thinking": "hmm"})),
+    ("content_block_delta", _delta(index=1, delta={"type": "signature_delta", "signature": "sig"})),
+    ("content_block_delta", json.dumps({"type": "ping"})),
+    ("content_block_delta", json.dumps([1, 2])),
+    ("content_block_delta", '{"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "a\tb"}}'),
+    ("content_block_stop", json.dumps({"type": "content_block_stop", "index": 0})),
+]
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # odd values serialize with pydantic's warning
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(range(len(_ODD_EVENTS))), max_size=10))
+def test_the_plain_delta_path_gives_what_the_general_path_gives(picks: list[int]) -> None:
+    # Without an observer, content_block_delta events of the common shape are read by a typed decoder; with one,
+    # every event is a dict through _Parser.event. Both must build the same message from any mix of events.
+    start = {"type": "message_start", "message": {"id": "msg_1", "usage": {"input_tokens": 3, "output_tokens": 1}}}
+    events = [("message_start", json.dumps(start)), *(_ODD_EVENTS[i] for i in picks),
+              ("message_delta", json.dumps({"type": "message_delta", "delta": {"stop_reason": "end_turn"},
+                                            "usage": {"output_tokens": 9}})),
+              ("message_stop", json.dumps({"type": "message_stop"}))]
+    data = "".join(f"event: {name}\ndata: {body}\n\n" for name, body in events).encode()
+
+    async def both() -> tuple[Any, Any, list[Any]]:
+        from ai_helpers import comparable, stream_chunks
+
+        plain, plain_events = await stream_chunks(model(), CTX, [data], REGISTRY)
+        observer = _SeesEveryEvent()
+        general, general_events = await stream_chunks(model(), CTX, [data], REGISTRY, observer=observer)
+        return ((comparable(plain), [e.type for e in plain_events]),
+                (comparable(general), [e.type for e in general_events]), observer.events)
+
+    plain, general, seen = run(both())
+    assert plain == general
+    assert seen and seen[0]["type"] == "message_start"  # the general path did run, event by event
