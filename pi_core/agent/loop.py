@@ -144,8 +144,9 @@ async def build_context(messages: list[Any], config: LoopConfig, signal: AbortSi
     converted = config.convert_to_llm(conversation)
     tools = [tool.declaration() for tool in config.tools]
     if isinstance(converted, MessageList):
-        context = Context(system_prompt=config.system_prompt, tools=tools)
-        context.messages = converted  # assigned, not validated: validating would type every message
+        # Not validated: that would type every message, and build Context's validator for nothing (the
+        # tools are declarations already).
+        context = Context.model_construct(system_prompt=config.system_prompt, messages=converted, tools=tools)
     else:
         context = Context(system_prompt=config.system_prompt, messages=converted, tools=tools)
     if config.transform_request is not None:

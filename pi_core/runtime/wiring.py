@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..ai.abort import AbortSignal
 from ..ai.event_stream import EventStream
-from ..ai.types import Context, Model
+from ..ai.types import Context, Model, ToolDeclaration
 from ..events import (
     AfterToolCallEvent,
     BeforeToolCallEvent,
@@ -96,7 +96,11 @@ class HookWiring:
         event = await self.host.dispatch.call("context_with_system", event, self.ctx)
         if not _untouched(event):
             return Context(system_prompt=event.system_prompt, messages=event.messages, tools=event.tools)
-        out = Context(system_prompt=event.system_prompt, tools=event.tools)
+        tools = event.tools
+        if isinstance(event.system_prompt, str) and all(isinstance(t, ToolDeclaration) for t in tools or ()):
+            # Nothing to validate: building Context's validator (every message type) is start-up for nothing.
+            return Context.model_construct(system_prompt=event.system_prompt, messages=context.messages, tools=tools)
+        out = Context(system_prompt=event.system_prompt, tools=tools)
         out.messages = context.messages  # assigned, not validated: validating would type every message
         return out
 
