@@ -53,10 +53,11 @@ def crc32_combine(crc1: int, crc2: int, length2: int, operator: int | None = Non
     return _multiply(shift_operator(length2) if operator is None else operator, crc1) ^ crc2
 
 
-def prefix_crc(path: Any, size: int, verified: list[Any] | None = None) -> int | None:
+def prefix_crc(path: Any, size: int, verified: list[Any] | None = None, *, threads: int = 2) -> int | None:
     """CRC-32 of the first ``size`` bytes of ``path`` (``None`` if it has fewer or cannot be read).
     ``verified``, when given, receives the file's ``(device, inode)`` and the ``(offset, crc)`` after
-    each block of :data:`BLOCK` bytes."""
+    each block of :data:`BLOCK` bytes. ``threads=1`` sums on the calling thread alone (one that runs
+    beside other work already)."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     except OSError:
@@ -65,7 +66,7 @@ def prefix_crc(path: Any, size: int, verified: list[Any] | None = None) -> int |
         if verified is not None:
             st = os.fstat(fd)
             verified[:] = [(st.st_dev, st.st_ino), []]
-        sums = _block_sums(fd, size)
+        sums = _block_sums(fd, size, threads)
     except OSError:
         return None
     finally:
@@ -82,7 +83,7 @@ def prefix_crc(path: Any, size: int, verified: list[Any] | None = None) -> int |
     return crc
 
 
-def _block_sums(fd: int, size: int) -> list[int] | None:
+def _block_sums(fd: int, size: int, threads: int = 2) -> list[int] | None:
     """The CRC-32 of each block of the first ``size`` bytes, on two threads when there are several
     blocks and cores; ``None`` when the file is shorter."""
     count = (size + BLOCK - 1) // BLOCK
@@ -103,7 +104,7 @@ def _block_sums(fd: int, size: int) -> list[int] | None:
         finally:
             buffer.release()
 
-    if count > 1 and (os.cpu_count() or 1) > 1 and hasattr(os, "preadv"):
+    if threads > 1 and count > 1 and (os.cpu_count() or 1) > 1 and hasattr(os, "preadv"):
         helper = threading.Thread(target=work, args=(1, 2), name="pi-file-crc", daemon=True)
         helper.start()
         work(0, 2)

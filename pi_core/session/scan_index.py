@@ -107,7 +107,8 @@ class _EarlyCheck:
             saved = _read_index(Path(self.path), before.st_size)
             if saved is None:
                 return
-            crc = prefix_crc(self.path, saved["offset"], self.verified)
+            # one thread: this one already runs beside start-up, which needs the other core
+            crc = prefix_crc(self.path, saved["offset"], self.verified, threads=1)
             # Only a result for bytes that did not change while they were summed stands for the file.
             if file_identity(os.stat(self.path)) == file_identity(before):
                 self.saved, self.crc, self.identity = saved, crc, file_identity(before)

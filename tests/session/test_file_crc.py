@@ -21,15 +21,16 @@ def test_combining_two_sums_gives_the_sum_of_the_joined_bytes() -> None:
         assert crc32_combine(zlib.crc32(a), zlib.crc32(b), len(b), shift_operator(len(b))) == zlib.crc32(a + b)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("size", [0, 1, 63, 64, 65, 640, 1000, 1023])
-def test_a_prefix_sums_like_one_pass_at_every_block_boundary(tmp_path: Path, size: int,
+def test_a_prefix_sums_like_one_pass_at_every_block_boundary(tmp_path: Path, size: int, threads: int,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(file_crc, "BLOCK", 64)  # many blocks: both threads take some
     data = random.Random(size).randbytes(1024)
     path = tmp_path / "session.jsonl"
     path.write_bytes(data)
     verified: list[object] = []
-    assert prefix_crc(path, size, verified) == zlib.crc32(data[:size])
+    assert prefix_crc(path, size, verified, threads=threads) == zlib.crc32(data[:size])
     st = os.stat(path)
     identity, checkpoints = verified
     assert identity == (st.st_dev, st.st_ino)

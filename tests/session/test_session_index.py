@@ -167,9 +167,9 @@ def crc_runs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     runs: list[int] = []
     real = scan_index.prefix_crc
 
-    def spy(path: Any, size: int, verified: Any = None) -> Any:
+    def spy(path: Any, size: int, verified: Any = None, **options: Any) -> Any:
         runs.append(size)
-        return real(path, size, verified)
+        return real(path, size, verified, **options)
 
     monkeypatch.setattr(scan_index, "prefix_crc", spy)
     return runs
