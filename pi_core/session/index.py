@@ -163,16 +163,18 @@ class TreeIndex:
         self.position = dict(zip(ids, range(len(ids))))
         self._resolve(parent_ids, scan.broken)
 
-    def columns(self, scan: Scan) -> tuple[int, bytes, bytes, bytes, list[Any]]:
+    def columns(self, scan: Scan) -> tuple[int, bytes, bytes, bytes, list[Any], bytes]:
         """What :meth:`_load_indexed` takes back for ``scan``, indexed by :meth:`load_scan`: the records
-        indexed, ``where``, ``kinds``, ``parents``, and the parent ids that named no entry."""
+        indexed, ``where``, ``kinds``, ``parents``, the parent ids that named no entry, and the path to
+        the last entry (where a reopened session's leaf usually is, or below it)."""
         parent_ids, where = scan.parent_ids, self.where
         missing = {parent_ids[where[at]] for at, parent in enumerate(self.parents)
                    if parent < 0 and parent_ids[where[at]].__class__ is str}
-        return len(scan), where.tobytes(), bytes(self.kinds), self.parents.tobytes(), sorted(missing)
+        path = array("q", self.path(len(self.ids) - 1) if self.ids else [])
+        return len(scan), where.tobytes(), bytes(self.kinds), self.parents.tobytes(), sorted(missing), path.tobytes()
 
     def _load_indexed(self, scan: Scan, count: int, where: bytes, kinds: bytes, parents: bytes,
-                      missing: list[Any]) -> bool:
+                      missing: list[Any], path: bytes) -> bool:
         """Index ``scan`` from the columns :meth:`columns` gave for its first ``count`` records, then
         the records after them. ``False`` (nothing changed) where that could differ from indexing the
         whole file at once: a later record reusing an id or naming a parent that was missing before,
@@ -208,6 +210,10 @@ class TreeIndex:
         parent_of.extend(get(p, -1) if p.__class__ is str else -1 for p in map(scan.parent_ids.__getitem__, later))
         self.where, self.entries = at_of, _Entries(self.records, at_of)
         self.ids, self.kinds, self.parents, self.position = ids, kinds_of, parent_of, position
+        if path:  # parents never change once indexed: the path stands as the index found it
+            positions = array("q")
+            positions.frombytes(path)
+            self._last_path = (positions[-1], positions.tolist())
         return True
 
     def _index(self, record: int, entry_id: str, kind: int) -> None:

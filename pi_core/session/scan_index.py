@@ -26,7 +26,7 @@ from typing import Any
 from .file_crc import prefix_crc
 from .scan import Diagnostic, Scan
 
-FORMAT = 2
+FORMAT = 3
 MIN_SIZE = 4 << 20
 """Files smaller than this scan fast enough; they get no index."""
 _KEEP = 100
@@ -147,7 +147,8 @@ def _restore(path: Path, saved: dict[str, Any]) -> Scan:
     vocab, roles = saved["types_vocab"], saved["roles_vocab"]
     scan.types = [vocab[code] for code in saved["types"]]
     scan.roles = [roles[code] for code in saved["roles"]]
-    scan.ids, scan.parent_ids = saved["ids"], saved["parent_ids"]
+    scan.ids = saved["ids"]
+    scan.parent_ids = _parents_restored(scan.ids, saved["parents_unlike_previous"])
     scan.offsets.frombytes(saved["offsets"])
     scan.lengths.frombytes(saved["lengths"])
     if not len(scan.types) == len(scan.roles) == len(scan.ids) == len(scan.parent_ids) == len(scan.offsets):
@@ -190,7 +191,7 @@ def save(scan: Scan, lines: int) -> None:
             "header": list(header_span) if header_span is not None else None,
             "types_vocab": types_vocab, "types": bytes(map(type_code.__getitem__, scan.types)),
             "roles_vocab": roles_vocab, "roles": bytes(map(role_code.__getitem__, scan.roles)),
-            "ids": scan.ids, "parent_ids": scan.parent_ids,
+            "ids": scan.ids, "parents_unlike_previous": _parents_unlike_previous(scan.ids, scan.parent_ids),
             "offsets": scan.offsets.tobytes(), "lengths": scan.lengths.tobytes(),
             "parsed": sorted(scan.parsed), "broken": scan.broken,
             "diagnostics": [[d.kind, d.message, d.line, d.offset] for d in scan.diagnostics
@@ -206,6 +207,24 @@ def save(scan: Scan, lines: int) -> None:
         _prune(target.parent)
     except Exception:  # noqa: BLE001 - the index is a cache: a failure only costs the next open a scan
         return
+
+
+def _parents_unlike_previous(ids: list[Any], parent_ids: list[Any]) -> list[list[Any]]:
+    """``[record, parent id]`` of the records whose parent id is not the id of the record before them.
+    Most entries follow the one before: the others are a few (branches, odd lines), and restoring from
+    the ids spares decoding a second string per entry."""
+    return [[at, parent] for at, parent in enumerate(parent_ids)
+            if not (at and parent.__class__ is str and ids[at - 1].__class__ is str and parent == ids[at - 1])]
+
+
+def _parents_restored(ids: list[Any], unlike: list[list[Any]]) -> list[Any]:
+    parent_ids: list[Any] = [None]
+    parent_ids += ids[:-1]
+    for at, parent in unlike:
+        parent_ids[at] = parent
+    if len(ids) == 0:
+        parent_ids.clear()
+    return parent_ids
 
 
 def _tree_columns(scan: Scan) -> list[Any]:
