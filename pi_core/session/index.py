@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from array import array
 from itertools import repeat
+from operator import itemgetter
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -91,6 +92,76 @@ class _Entries:
         return self._records.peek(self._where[at])
 
 
+class _Positions:
+    """``id -> position`` of a tree read from the session index, made when first needed.
+
+    Building the map of a long session costs about as much as the rest of reopening it, and a run that
+    only continues the session (``pi -c``, ``--session FILE -p``) asks for little: the leaf (the last
+    entry), entries it appended (at the end), and whether a new id is taken. Those are answered from the
+    ids list (a membership test scans it at C speed, a few times at most); anything else builds the map.
+    Positions set before the map exists are those of ids about to be appended, which the map takes from
+    the list."""
+
+    __slots__ = ("_ids", "_map", "_scans")
+    _TAIL = 64
+    SCANS = 4
+    """Membership tests answered by scanning the list; the next one builds the map (a scan of 100,000
+    ids costs about a tenth of building it)."""
+
+    def __init__(self, ids: list[Any]) -> None:
+        self._ids = ids
+        self._map: dict[Any, int] | None = None
+        self._scans = 0
+
+    def _built(self) -> dict[Any, int]:
+        """The map (built now if it was not)."""
+        if self._map is None:
+            self._map = dict(zip(self._ids, range(len(self._ids))))
+        return self._map
+
+    def _near_end(self, entry_id: Any) -> int | None:
+        ids = self._ids
+        for at in range(len(ids) - 1, max(len(ids) - self._TAIL, 0) - 1, -1):
+            if ids[at] == entry_id:
+                return at  # the last occurrence: the one the map keeps
+        return None
+
+    def get(self, entry_id: Any, default: Any = None) -> Any:
+        if self._map is None:
+            at = self._near_end(entry_id)
+            if at is not None:
+                return at
+        return self._built().get(entry_id, default)
+
+    def __getitem__(self, entry_id: Any) -> int:
+        at = self.get(entry_id)
+        if at is None:
+            raise KeyError(entry_id)
+        return at  # type: ignore[no-any-return]
+
+    def __contains__(self, entry_id: object) -> bool:
+        if self._map is None:
+            if self._near_end(entry_id) is not None:
+                return True
+            if self._scans < self.SCANS:
+                self._scans += 1
+                return entry_id in self._ids
+        return entry_id in self._built()
+
+    def __setitem__(self, entry_id: Any, at: int) -> None:
+        if self._map is not None:
+            self._map[entry_id] = at
+
+    def __len__(self) -> int:
+        return len(self._built())
+
+    def values(self) -> Any:
+        return self._built().values()
+
+    def built(self) -> bool:
+        return self._map is not None
+
+
 class TreeIndex:
     """Indexed entries in file order. Ids are unique in the index: a later entry with the same id
     replaces the earlier one for lookups (as pi's ``Map.set`` does), and parents are looked up by id.
@@ -105,7 +176,7 @@ class TreeIndex:
         self.ids: list[str] = []
         self.parents = array("q")
         self.kinds = bytearray()
-        self.position: dict[str, int] = {}
+        self.position: dict[str, int] | _Positions = {}
         self._last_path: tuple[int, list[int]] | None = None
 
     def __len__(self) -> int:
@@ -187,7 +258,9 @@ class TreeIndex:
         # header or odd line among them), the ids are the scan's own, taken at C speed
         whole = len(at_of) == count and (not count or at_of[-1] == count - 1)
         ids = scan.ids[:count] if whole else [scan.ids[at] for at in at_of]
-        position = dict(zip(ids, range(len(ids))))
+        position = _Positions(ids)
+        if len(scan) - count > _Positions.SCANS:  # each later record's id is looked up: build the map now
+            position._built()
         kinds_of, parent_of = bytearray(kinds), array("q")
         parent_of.frombytes(parents)
         later: list[int] = []
@@ -245,6 +318,27 @@ class TreeIndex:
     def get(self, entry_id: Any) -> Raw | None:
         at = self.position.get(entry_id)
         return self.entries[at] if at is not None else None
+
+    def first_on_path(self, path: list[int], entry_id: Any, end: int) -> int | None:
+        """The first ``n < end`` whose entry ``path[n]`` has the id ``entry_id`` (``None``: none has)."""
+        position, ids = self.position, self.ids
+        if isinstance(position, _Positions) and not position.built():
+            if end <= 0:  # no map to build for this: the ids along the path, compared at C speed
+                return None
+            along = itemgetter(*path[:end])(ids) if end > 1 else (ids[path[0]],)
+            try:
+                return along.index(entry_id)  # type: ignore[no-any-return]
+            except ValueError:
+                return None
+        at = position.get(entry_id)
+        if at is None:
+            return None
+        if len(position) == len(ids):  # ids unique: find its position at C speed
+            try:
+                return path.index(at, 0, end)
+            except ValueError:
+                return None
+        return next((n for n in range(end) if ids[path[n]] == entry_id), None)  # an id used twice
 
     def message(self, at: int) -> Raw:
         """The message of the plain message entry at ``at`` (without content, as pi: with empty one)."""

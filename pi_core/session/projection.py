@@ -364,16 +364,8 @@ def context_window(tree: TreeIndex, path: list[int], path_kinds: bytes | None = 
     if last < 0:
         return path
     first_kept = tree.entries[path[last]].get("firstKeptEntryId")
-    ids = tree.ids
-    start = last
-    kept_at = tree.position.get(first_kept) if first_kept.__class__ is str else None
-    if kept_at is not None and len(tree.position) == len(ids):  # ids unique: find its position at C speed
-        try:
-            start = path.index(kept_at, 0, last)
-        except ValueError:
-            start = last
-    elif kept_at is not None:  # an id used twice: the first entry of the path that has it
-        start = next((n for n in range(last) if ids[path[n]] == first_kept), last)
+    found = tree.first_on_path(path, first_kept, last) if first_kept.__class__ is str else None
+    start = found if found is not None else last
     kept = [at for at in path[start:last] if kinds[at] != SYSTEM
             and not (kinds[at] == ODD_MESSAGE and _is_system_message(tree.entries[at]))]
     return [path[last], *kept, *path[last + 1:]]

@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pi_core import SessionManager
 from pi_core.ai.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
@@ -30,8 +32,9 @@ def _columns(scan: Scan) -> dict[str, Any]:
             "diagnostics": [(d.kind, d.message, d.line, d.offset) for d in scan.diagnostics]}
 
 
-def _big_session(folder: Path) -> Path:
-    """A >4 MiB session with branches, labels, a name, a custom entry and a malformed line."""
+def _big_session(folder: Path, odd: bool = True) -> Path:
+    """A >4 MiB session with branches, labels, a name, a custom entry and a malformed line (without ``odd``:
+    only the branches and a custom entry)."""
     s = SessionManager.create(folder, folder)
     first = s.append_message(UserMessage(content=[TextContent(text="start")]))
     for n in range(160):
@@ -40,17 +43,19 @@ def _big_session(folder: Path) -> Path:
         s.append_message(ToolResultMessage(tool_call_id=f"c{n}", tool_name="read",
                                            content=[TextContent(text=f"{n} " + "y" * 30_000)]))
         if n == 40:
-            s.append_label_change(first, "start")
-            s.append_session_info("indexed")
+            if odd:
+                s.append_label_change(first, "start")
+                s.append_session_info("indexed")
             s.append_custom_entry("plugin.state", {"n": n})
         if n == 80:
             s.branch(first)
     path = s.session_file
     assert path is not None
     s.close()
-    lines = path.read_bytes().splitlines(keepends=True)
-    lines.insert(100, b'{"type":"message","id":"broken01","parentId":null,"message":{oops\n')
-    path.write_bytes(b"".join(lines))
+    if odd:
+        lines = path.read_bytes().splitlines(keepends=True)
+        lines.insert(100, b'{"type":"message","id":"broken01","parentId":null,"message":{oops\n')
+        path.write_bytes(b"".join(lines))
     assert path.stat().st_size > scan_index.MIN_SIZE
     return path
 
@@ -214,3 +219,60 @@ def test_an_early_check_of_a_path_that_is_no_session_costs_nothing(tmp_path: Pat
     small.write_text('{"type":"session","version":3,"id":"x","timestamp":"t","cwd":"/"}\n')
     scan_index.check_early(small)
     assert _columns(scan_session_file(small, use_index=True)) == _columns(scan_session_file(small))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from("abcdefgh"), max_size=90),
+       st.lists(st.tuples(st.sampled_from(["get", "in", "item", "add", "len", "values"]),
+                          st.sampled_from("abcdefghxyz")), max_size=30))
+def test_the_deferred_id_map_answers_as_the_map_would(ids: list[str], operations: list[tuple[str, str]]) -> None:
+    # A tree read from the session index builds its id -> position map only when a lookup needs it
+    # (pi_core.session.index._Positions); until then it answers from the ids list. Any sequence of lookups
+    # and appends must give what the map built at once gives (the last position of a repeated id).
+    from pi_core.session.index import _Positions
+
+    deferred_ids, eager_ids = list(ids), list(ids)
+    deferred, eager = _Positions(deferred_ids), dict(zip(eager_ids, range(len(eager_ids))))
+    for operation, entry_id in operations:
+        if operation == "get":
+            assert deferred.get(entry_id, -7) == eager.get(entry_id, -7)
+        elif operation == "in":
+            assert (entry_id in deferred) == (entry_id in eager)
+        elif operation == "item":
+            assert (deferred[entry_id] if entry_id in eager else None) == eager.get(entry_id)
+        elif operation == "add":  # what TreeIndex does for a new entry: the position, then the id
+            deferred[entry_id] = len(deferred_ids)
+            deferred_ids.append(entry_id)
+            eager[entry_id] = len(eager_ids)
+            eager_ids.append(entry_id)
+        elif operation == "len":
+            assert len(deferred) == len(eager)
+        else:
+            assert list(deferred.values()) == list(eager.values())
+    assert list(deferred.values()) == list(eager.values())
+
+
+@pytest.mark.parametrize("kept", ["on the branch", "on another branch", "unknown", "none"])
+def test_a_compacted_session_opened_through_its_index_has_the_same_context(tmp_path: Path, kept: str) -> None:
+    # The compaction window is found without the id map (TreeIndex.first_on_path) while the map is not built
+    # (no label, no broken line: nothing at open looks an old id up).
+    path = _big_session(tmp_path, odd=False)
+    session = SessionManager.open(path)
+    branch = [e["id"] for e in session.get_raw_branch()]
+    other = next(e.id for e in session.get_entries() if e.id not in branch and e.type == "message")
+    session.append_compaction("the story so far", branch[-40], tokens_before=1000)
+    session.append_message(UserMessage(content=[TextContent(text="after the compaction")]))
+    session.close()
+    if kept != "on the branch":  # as another program may have written it
+        first_kept = {"on another branch": f'"{other}"', "unknown": '"nosuchid"', "none": "null"}[kept]
+        data = path.read_bytes()
+        assert data.count(f'"firstKeptEntryId":"{branch[-40]}"'.encode()) == 1
+        path.write_bytes(data.replace(f'"firstKeptEntryId":"{branch[-40]}"'.encode(),
+                                      f'"firstKeptEntryId":{first_kept}'.encode()))
+    SessionManager.open(path, read_only=True).close()  # index it as it is now
+    reopened = SessionManager.open(path, read_only=True)
+    state = _state(reopened)
+    reopened.close()
+    assert state == _without_index(path)
+    assert state[0][-1]["content"][0]["text"] == "after the compaction"
+    assert (len(state[0]) > 2) == (kept == "on the branch")  # the kept entries, the summary and the message
