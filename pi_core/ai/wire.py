@@ -196,9 +196,10 @@ class TurnCache:
         turns.items = items
         tail: list[dict[str, Any]] = []
         for lo, hi in _windows(starts, len(items)):
-            views: list[Any] | None = None  # read only if a turn of the window is converted
+            views: list[Any] = []  # read for the turns that are converted, up to the next stored one
+            first = lo
             bounds = starts[bisect.bisect_left(starts, lo):bisect.bisect_left(starts, hi)] + [hi]
-            for start, end in zip(bounds, bounds[1:]):
+            for n, (start, end) in enumerate(zip(bounds, bounds[1:])):
                 found = stored.get(start)
                 if found is not None and found[3] == offset:  # a stored turn after one that was not
                     turns.starts.append(start)
@@ -207,9 +208,10 @@ class TurnCache:
                     turns.parts.append(found[0])
                     turns.counts.append(found[1])
                     continue
-                if views is None:
-                    views = message_views(messages, lo, hi)
-                turn = [v for v in views[start - lo:end - lo] if v is not None]
+                if end > first + len(views):
+                    stop = next((b for b in bounds[n + 1:-1] if b in stored), hi)
+                    first, views = start, message_views(messages, start, stop)
+                turn = [v for v in views[start - first:end - first] if v is not None]
                 converted, consumed = convert_turn(turn, offset)
                 turns.starts.append(start)
                 turns.offsets.append(offset)
