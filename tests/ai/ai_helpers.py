@@ -161,3 +161,20 @@ async def every_split(model: Model, context: Any, data: bytes, registry: Any, **
             assert comparable(message) == want, f"split at byte {position} changed the result"
             assert [e.to_json() for e in events if e.type not in ("done", "error")] == want_events, position
     return len(data) - 1
+
+
+class EventRecorder:
+    """A request observer that wants the parsed stream events and keeps them (with one, a provider hands it
+    every event as a dict: its general path)."""
+
+    def __init__(self) -> None:
+        self.events: list[Any] = []
+
+    async def headers(self, headers: dict[str, str]) -> dict[str, str]:
+        return headers
+
+    async def response(self, status: int, headers: dict[str, str]) -> None:
+        pass
+
+    async def stream_event(self, data: Any) -> None:
+        self.events.append(data)

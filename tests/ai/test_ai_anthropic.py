@@ -302,22 +302,6 @@ def test_model_and_option_headers_are_sent(header: dict[str, str]) -> None:
 
 # --- the plain text-delta fast path ---------------------------------------------------------------------
 
-class _SeesEveryEvent:
-    """An observer that wants stream events: every event then goes the general (dict) way."""
-
-    def __init__(self) -> None:
-        self.events: list[Any] = []
-
-    async def headers(self, headers: dict[str, str]) -> dict[str, str]:
-        return headers
-
-    async def response(self, status: int, headers: dict[str, str]) -> None:
-        pass
-
-    async def stream_event(self, data: Any) -> None:
-        self.events.append(data)
-
-
 def _delta(**fields: Any) -> str:
     return json.dumps({"type": "content_block_delta", **fields})
 
@@ -361,10 +345,10 @@ def test_the_plain_delta_path_gives_what_the_general_path_gives(picks: list[int]
     data = "".join(f"event: {name}\ndata: {body}\n\n" for name, body in events).encode()
 
     async def both() -> tuple[Any, Any, list[Any]]:
-        from ai_helpers import comparable, stream_chunks
+        from ai_helpers import EventRecorder, comparable, stream_chunks
 
         plain, plain_events = await stream_chunks(model(), CTX, [data], REGISTRY)
-        observer = _SeesEveryEvent()
+        observer = EventRecorder()
         general, general_events = await stream_chunks(model(), CTX, [data], REGISTRY, observer=observer)
         return ((comparable(plain), [e.type for e in plain_events]),
                 (comparable(general), [e.type for e in general_events]), observer.events)

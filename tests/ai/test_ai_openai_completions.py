@@ -400,22 +400,6 @@ def test_chunks_msgspec_refuses_are_read_as_before() -> None:
 
 # --- the plain-chunk fast path -------------------------------------------------------------------------
 
-class _SeesEveryChunk:
-    """An observer that wants stream events: every chunk then goes the general (dict) way."""
-
-    def __init__(self) -> None:
-        self.chunks: list[Any] = []
-
-    async def headers(self, headers: dict[str, str]) -> dict[str, str]:
-        return headers
-
-    async def response(self, status: int, headers: dict[str, str]) -> None:
-        pass
-
-    async def stream_event(self, data: Any) -> None:
-        self.chunks.append(data)
-
-
 _ODD_CHUNKS = [
     {"id": "c2", "object": "chat.completion.chunk", "model": "m", "system_fingerprint": "fp",
      "choices": [{"index": 0, "delta": {"content": "plain"}, "logprobs": None, "finish_reason": None}]},
@@ -458,13 +442,13 @@ def test_the_plain_chunk_path_gives_what_the_general_path_gives(picks: list[int]
     data = "".join(f"data: {line}\n\n" for line in body).encode() + b"data: [DONE]\n\n"
 
     async def both() -> tuple[Any, Any, list[Any]]:
-        from ai_helpers import comparable, stream_chunks
+        from ai_helpers import EventRecorder, comparable, stream_chunks
 
         plain, plain_events = await stream_chunks(model(reasoning=True), CTX, [data], REGISTRY)
-        observer = _SeesEveryChunk()
+        observer = EventRecorder()
         general, general_events = await stream_chunks(model(reasoning=True), CTX, [data], REGISTRY, observer=observer)
         return ((comparable(plain), [e.type for e in plain_events]),
-                (comparable(general), [e.type for e in general_events]), observer.chunks)
+                (comparable(general), [e.type for e in general_events]), observer.events)
 
     plain, general, seen = run(both())
     assert plain == general
