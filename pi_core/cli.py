@@ -217,9 +217,8 @@ def ask_trust(cwd: object) -> tuple[bool, bool] | None:
 def _check_session_early(args: list[str]) -> None:
     """Start the index check of the session this run will open (``--session FILE``, ``--continue``) on a
     thread, so it runs while plugins load (see :func:`pi_core.session.scan_index.check_early`). Only a
-    hint: the open uses the result if the file is unchanged, and a guess that names another file costs a
-    ``stat``."""
-    import os
+    hint: the open uses the result if the file is unchanged; ``--continue`` picks as the open will, but in the
+    folder flags and the environment name (settings are not read yet), so a guess may name another file."""
     from pathlib import Path
 
     values: dict[str, str] = {}
@@ -237,15 +236,9 @@ def _check_session_early(args: list[str]) -> None:
     if values.get("--session"):
         target = Path(values["--session"]).expanduser()
     elif continuing:
-        from .session.locations import resolve_session_dir
+        from .session.manager import recent_session_file
 
-        folder = resolve_session_dir(Path.cwd(), values.get("--session-dir") or None)
-        try:
-            files = [entry for entry in os.scandir(folder) if entry.name.endswith(".jsonl") and entry.is_file()]
-        except OSError:
-            return
-        if files:
-            target = Path(max(files, key=lambda entry: entry.stat().st_mtime).path)
+        target = recent_session_file(Path.cwd(), values.get("--session-dir") or None)
     if target is not None and target.is_file():
         from .session.scan_index import check_early
 

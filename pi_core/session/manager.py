@@ -86,6 +86,14 @@ def _is_conversation(entry: Raw) -> bool:
             and message.get("role") in _CONVERSATION_ROLES)
 
 
+def recent_session_file(cwd: str | os.PathLike[str], session_dir: str | os.PathLike[str] | None = None) -> Path | None:
+    """The session file :meth:`SessionManager.continue_recent` opens for ``cwd`` (``None``: it would create one)."""
+    directory = resolve_session_dir(cwd, session_dir)
+    resolved = expand_path(cwd)
+    custom = directory != default_session_dir(resolved)
+    return listing.most_recent(directory, resolved if custom else None)
+
+
 class SessionManager:
     """A session tree and its file. Make one with :meth:`create`, :meth:`open`, :meth:`in_memory`,
     :meth:`continue_recent` or :meth:`fork_from`; close it (or use ``with``) to release the file."""
@@ -164,8 +172,7 @@ class SessionManager:
         directory = resolve_session_dir(cwd, session_dir)
         directory.mkdir(parents=True, exist_ok=True)
         resolved = expand_path(cwd)
-        custom = directory != default_session_dir(resolved)
-        recent = listing.most_recent(directory, resolved if custom else None)
+        recent = recent_session_file(cwd, session_dir)
         if recent is None:
             return cls.create(resolved, directory)
         return cls.open(recent, directory, cwd_override=resolved, read_only=read_only)
@@ -1009,4 +1016,4 @@ def _torn_header_only(result: LoadResult | Scan) -> bool:
         and result.tail.startswith(b'{"type":"session"')
 
 
-__all__ = ["SessionManager"]
+__all__ = ["SessionManager", "recent_session_file"]
