@@ -12,17 +12,16 @@ import argparse
 import asyncio
 import os
 import random
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pi_core import ToolContext, find_ripgrep  # noqa: E402
 from plugins.tools.grep import make_grep_tool  # noqa: E402
+from timing import median_ms  # noqa: E402
 
 WORDS = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma".split()
 
@@ -39,15 +38,6 @@ def make_tree(root: Path, files: int) -> None:
         if i % 997 == 0:
             lines[rng.randrange(40)] += " needle_rare_token"
         (d / f"file{i}.py").write_text("\n".join(lines) + "\n")
-
-
-def median_time(fn, runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def rg_direct(rg: str, root: Path, pattern: str) -> None:
@@ -76,11 +66,11 @@ def main() -> None:
         for label, pattern in (("rare pattern (21 matches)", "needle_rare_token"),
                                ("common pattern (limit hit)", "alpha beta")):
             rg_direct(rg, root, pattern)  # warm the page cache
-            t_rg = median_time(lambda: rg_direct(rg, root, pattern), args.runs)
-            t_tool = median_time(lambda: tool_run(root, pattern, "ripgrep"), args.runs)
+            t_rg = median_ms(lambda: rg_direct(rg, root, pattern), args.runs) / 1000
+            t_tool = median_ms(lambda: tool_run(root, pattern, "ripgrep"), args.runs) / 1000
             print(f"{label:28s} rg {t_rg * 1000:7.1f} ms   grep tool {t_tool * 1000:7.1f} ms   "
                   f"ratio {t_tool / t_rg:4.2f}")
-        t_py = median_time(lambda: tool_run(root, "needle_rare_token", "python"), max(1, args.runs // 3))
+        t_py = median_ms(lambda: tool_run(root, "needle_rare_token", "python"), max(1, args.runs // 3)) / 1000
         print(f"{'python fallback (rare)':28s} {t_py * 1000:7.1f} ms")
 
 

@@ -14,12 +14,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from timing import median_ms
 
 
 def skill(root: Path, name: str) -> None:
@@ -52,22 +52,9 @@ def installed_dists(site: Path, count: int) -> None:
         (info / "entry_points.txt").write_text(f"[pi.skills]\nskills = bench_pkg{n}:skills\n")
 
 
-def median_ms(action, runs: int) -> float:  # type: ignore[no-untyped-def]
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1000
-
-
 def cold_ms(args: list[str], env: dict[str, str], cwd: Path, runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "pi_core", *args], env=env, cwd=cwd, check=True, capture_output=True)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1000
+    return median_ms(lambda: subprocess.run([sys.executable, "-m", "pi_core", *args], env=env, cwd=cwd, check=True,
+                                            capture_output=True), runs)
 
 
 def main() -> None:

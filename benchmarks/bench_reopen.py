@@ -13,18 +13,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import tempfile
-import time
 import zlib
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
+from timing import median_ms  # noqa: E402
 
 
 def one_pass_crc(path: Path, size: int) -> int:
@@ -36,15 +33,6 @@ def one_pass_crc(path: Path, size: int) -> int:
             crc = zlib.crc32(view[:count], crc)
             left -= count
     return crc
-
-
-def median_ms(fn: Callable[[], Any], runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1000
 
 
 def main() -> None:

@@ -18,10 +18,10 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from timing import median_ms
 
 
 @dataclass
@@ -55,16 +55,6 @@ def make_layout(root: Path, skills: int) -> tuple[Path, Path]:
     for i in range(30):
         (agent / "prompts" / f"p{i}.md").write_text(f"---\ndescription: Prompt {i}\n---\nDo $1 then $@\n")
     return agent, cwd
-
-
-def median_ms(fn: Callable[[], object], runs: int) -> float:
-    fn()  # warm: first pydantic validation builds its schema
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1000
 
 
 def import_cost(runs: int) -> float:
@@ -112,14 +102,17 @@ def main() -> None:
 
         rows = [
             ("import settings + resources + system_prompt (after pydantic), fresh process", import_cost(args.runs)),
-            ("Settings.load (both files)", median_ms(lambda: Settings.load(cwd, agent, trusted=True), args.runs)),
-            ("load_context_files (cwd 5 levels deep)", median_ms(lambda: load_context_files(cwd, agent), args.runs)),
+            ("Settings.load (both files)",
+             median_ms(lambda: Settings.load(cwd, agent, trusted=True), args.runs, warm=True)),
+            ("load_context_files (cwd 5 levels deep)",
+             median_ms(lambda: load_context_files(cwd, agent), args.runs, warm=True)),
             (f"load_skills ({args.skills} skills)",
-             median_ms(lambda: load_skills(cwd, agent, trusted=True, home=Path(tmp)), args.runs)),
+             median_ms(lambda: load_skills(cwd, agent, trusted=True, home=Path(tmp)), args.runs, warm=True)),
             ("load_prompt_templates (30 templates)",
-             median_ms(lambda: load_prompt_templates(cwd, agent, trusted=True), args.runs)),
-            (f"build_system_prompt ({args.skills} skills, 2 context files)", median_ms(prompt, args.runs)),
-            ("all of the above together", median_ms(everything, args.runs)),
+             median_ms(lambda: load_prompt_templates(cwd, agent, trusted=True), args.runs, warm=True)),
+            (f"build_system_prompt ({args.skills} skills, 2 context files)",
+             median_ms(prompt, args.runs, warm=True)),
+            ("all of the above together", median_ms(everything, args.runs, warm=True)),
         ]
         del settings
     for name, ms in rows:
