@@ -93,14 +93,16 @@ def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     return out
 
 
-def _has(record: Any, path: tuple[Any, ...]) -> bool:
+def _has(record: Any, path: tuple[Any, ...], last: Any) -> bool:
+    """Whether ``record`` reaches along ``path`` a container that ``last`` can index (a dict for a name, a
+    list for a number: an earlier damage may have turned a message into a list)."""
     for key in path:
         if isinstance(record, dict) and key in record or isinstance(record, list) and \
                 isinstance(key, int) and key < len(record):
             record = record[key]
         else:
             return False
-    return isinstance(record, (dict, list))
+    return isinstance(record, list) and last < len(record) if isinstance(last, int) else isinstance(record, dict)
 
 
 def _dump(record: Any) -> bytes:
@@ -166,7 +168,7 @@ def damage(data: bytes, how: str, draw: st.DataObject) -> bytes:
             except (ValueError, RecursionError):
                 continue
         field = draw.draw(st.sampled_from(FIELDS))
-        having = [(at, r) for at, r in records if _has(r, field[:-1])]
+        having = [(at, r) for at, r in records if _has(r, field[:-1], field[-1])]
         if not having:
             return b"\n".join(lines)
         at, record = having[-1] if draw.draw(st.booleans()) else draw.draw(st.sampled_from(having))
