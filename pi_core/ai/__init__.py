@@ -105,9 +105,20 @@ _EXPORTS: dict[str, str] = {
     "body_bytes": "pi_core.ai.wire",
     "encode_body": "pi_core.ai.wire",
     "message_items": "pi_core.ai.message_list",
+    "message_lines": "pi_core.ai.message_list",
     "message_views": "pi_core.ai.message_list",
+    "RawTurnConverter": "pi_core.ai.wire",
+    "RawAssistant": "pi_core.ai.raw_views",
+    "RawImage": "pi_core.ai.raw_views",
+    "RawText": "pi_core.ai.raw_views",
+    "RawThinking": "pi_core.ai.raw_views",
+    "RawToolCall": "pi_core.ai.raw_views",
+    "RawToolResult": "pi_core.ai.raw_views",
+    "RawUser": "pi_core.ai.raw_views",
+    "raw_json_text": "pi_core.ai.raw_views",
     # --- cross-provider handoff -----------------------------------------------------------------
     "IdNormalizer": "pi_core.ai.handoff",
+    "NO_RESULT": "pi_core.ai.handoff",
     "is_same_model": "pi_core.ai.handoff",
     "sanitize_id": "pi_core.ai.handoff",
     "short_hash": "pi_core.ai.handoff",
@@ -323,6 +334,7 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
     )
     from .handoff import (
         IdNormalizer as IdNormalizer,
+        NO_RESULT as NO_RESULT,
         is_same_model as is_same_model,
         sanitize_id as sanitize_id,
         short_hash as short_hash,
@@ -340,7 +352,18 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
         DeferredMessage as DeferredMessage,
         MessageList as MessageList,
         message_items as message_items,
+        message_lines as message_lines,
         message_views as message_views,
+    )
+    from .raw_views import (
+        RawAssistant as RawAssistant,
+        RawImage as RawImage,
+        RawText as RawText,
+        RawThinking as RawThinking,
+        RawToolCall as RawToolCall,
+        RawToolResult as RawToolResult,
+        RawUser as RawUser,
+        raw_json_text as raw_json_text,
     )
     from .model_lists import (
         ModelListContext as ModelListContext,
@@ -435,6 +458,7 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
     from .wire import (
         BodyStream as BodyStream,
         EncodedMessages as EncodedMessages,
+        RawTurnConverter as RawTurnConverter,
         TurnCache as TurnCache,
         TurnConverter as TurnConverter,
         body_bytes as body_bytes,

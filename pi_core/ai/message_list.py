@@ -44,6 +44,13 @@ class DeferredMessage:
         return [item.view() for item in items]
 
     @classmethod
+    def lines_of(cls, items: list[Any]) -> list[Any]:
+        """The stored line of each of ``items`` (all of this class): ``(entry id, line bytes)`` when the
+        message is the ``message`` of the entry of that id on that line and nothing has changed it since
+        (it has not been typed), else ``None`` (read it as a view; see :mod:`pi_core.ai.raw_views`)."""
+        return [None] * len(items)
+
+    @classmethod
     def spans_of(cls, items: list[Any]) -> list[Any]:
         """Where each of ``items`` (all of this class) is stored: ``(source, offset, length)`` when the
         message is read from exactly those bytes of ``source`` (an object with ``path`` and
@@ -95,14 +102,25 @@ class MessageList(MutableSequence[Any]):
         """Messages ``start:stop`` for request building: models as they are, deferred ones as views
         (or models); ``None`` for one that contributes nothing."""
         items = self._items[start:stop]
-        out = list(items)
+        return self._read_deferred(items, "views_of", list(items))
+
+    def lines(self, start: int = 0, stop: int | None = None) -> list[Any]:
+        """The stored lines of messages ``start:stop`` (see :meth:`DeferredMessage.lines_of`); ``None`` for
+        models and for deferred messages not read from a line."""
+        items = self._items[start:stop]
+        return self._read_deferred(items, "lines_of", [None] * len(items))
+
+    @staticmethod
+    def _read_deferred(items: list[Any], read: str, out: list[Any]) -> list[Any]:
+        """``out`` with the deferred ones among ``items`` replaced by what their class's ``read`` gives
+        for them (one call per class)."""
         batches: dict[type, list[int]] = {}
         for n, item in enumerate(items):
             if isinstance(item, DeferredMessage):
                 batches.setdefault(type(item), []).append(n)
         for kind, where in batches.items():
-            for n, view in zip(where, kind.views_of([items[n] for n in where])):
-                out[n] = view
+            for n, value in zip(where, getattr(kind, read)([items[n] for n in where])):
+                out[n] = value
         return out
 
     def spans(self) -> list[Any]:
@@ -223,10 +241,19 @@ def message_views(messages: Any, start: int = 0, stop: int | None = None) -> lis
     return list(messages[start:stop])
 
 
+def message_lines(messages: Any, start: int = 0, stop: int | None = None) -> list[Any]:
+    """The stored lines of ``messages[start:stop]`` (see :meth:`MessageList.lines`); ``None`` for each
+    message of a plain sequence."""
+    if isinstance(messages, MessageList):
+        return messages.lines(start, stop)
+    return [None] * len(messages[start:stop])
+
+
 def message_span_columns(messages: Any) -> Any:
     """Where ``messages`` are stored, as columns (see :meth:`MessageList.span_columns`); ``None`` for a
     plain sequence."""
     return messages.span_columns() if isinstance(messages, MessageList) else None
 
 
-__all__ = ["DeferredMessage", "MessageList", "message_items", "message_span_columns", "message_views"]
+__all__ = ["DeferredMessage", "MessageList", "message_items", "message_lines", "message_span_columns",
+           "message_views"]

@@ -24,12 +24,17 @@ from itertools import accumulate
 from collections.abc import Callable, Iterable, Iterator, MutableSequence, Sequence
 from typing import Any, overload
 
-from .message_list import message_items, message_span_columns, message_views
+from .message_list import message_items, message_lines, message_span_columns, message_views
 
 #: ``convert_turn(views, offset) -> (items, consumed)``: the wire items of one turn's messages (views
 #: or models, invalid ones left out); ``offset`` is the sum of ``consumed`` over the turns before it
 #: (for protocols that number messages across the conversation).
 TurnConverter = Callable[[list[Any], int], tuple[list[dict[str, Any]], int]]
+
+#: ``raw_turn(messages, offset) -> (items, consumed) | None``: the same from the raw views of the turn's
+#: messages (:mod:`pi_core.ai.raw_views`), or ``None`` to have it converted from views instead. Its items
+#: may hold :class:`msgspec.Raw` values (they are encoded, never handed out).
+RawTurnConverter = Callable[[list[Any], int], "tuple[list[Any], int] | None"]
 
 #: How many messages are read (and their views held) at once while converting.
 _WINDOW = 2048
@@ -47,9 +52,15 @@ def _json_items(part: bytes) -> list[Any]:
 
 def _encode_items(items: list[Any]) -> bytes:
     """The items as JSON, without the brackets of the array (``b""`` for none)."""
-    from .http import encode_json
+    global _encode_json
+    if _encode_json is None:
+        from .http import encode_json
 
-    return encode_json(items)[1:-1] if items else b""
+        _encode_json = encode_json
+    return _encode_json(items)[1:-1] if items else b""
+
+
+_encode_json: Any = None
 
 
 class EncodedMessages(MutableSequence[Any]):
@@ -169,10 +180,12 @@ class TurnCache:
         self._by_key.clear()
 
     def convert(self, key: str, messages: Sequence[Any], convert_turn: TurnConverter,
-                head: list[dict[str, Any]] | None = None) -> EncodedMessages:
+                head: list[dict[str, Any]] | None = None,
+                raw_turn: RawTurnConverter | None = None) -> EncodedMessages:
         """``head`` followed by the wire items of ``messages`` (the conversation, without system
         messages), converted turn by turn; turns of the last request under ``key`` whose messages are
-        the same items are reused as they were encoded."""
+        the same items are reused as they were encoded. ``raw_turn`` (optional) is asked first for a
+        turn whose messages are all stored lines, except the last turn (whose items the caller gets)."""
         items = message_items(messages)
         old = self._by_key.pop(key, None)
         turns = _Turns()
@@ -185,7 +198,7 @@ class TurnCache:
                 begin, offset = old.starts[keep], old.offsets[keep]
                 turns.starts, turns.offsets = old.starts[:keep], old.offsets[:keep]
                 turns.parts, turns.counts = old.parts[:keep], old.counts[:keep]
-        disk = _Disk.open(self._turn_store(), key, messages, convert_turn) if old is None else None
+        disk = _Disk.open(self._turn_store(), key, messages, convert_turn, raw_turn) if old is None else None
         stored: dict[int, Any] = {}
         if disk is not None:
             starts = _turn_starts(items, 0)
@@ -199,6 +212,7 @@ class TurnCache:
             views: list[Any] = []  # read for the turns that are converted, up to the next stored one
             first = lo
             bounds = starts[bisect.bisect_left(starts, lo):bisect.bisect_left(starts, hi)] + [hi]
+            raws = _raw_views(messages, lo, hi) if raw_turn is not None else None
             for n, (start, end) in enumerate(zip(bounds, bounds[1:])):
                 found = stored.get(start)
                 if found is not None and found[3] == offset:  # a stored turn after one that was not
@@ -208,11 +222,18 @@ class TurnCache:
                     turns.parts.append(found[0])
                     turns.counts.append(found[1])
                     continue
-                if end > first + len(views):
-                    stop = next((b for b in bounds[n + 1:-1] if b in stored), hi)
-                    first, views = start, message_views(messages, start, stop)
-                turn = [v for v in views[start - first:end - first] if v is not None]
-                converted, consumed = convert_turn(turn, offset)
+                done = None
+                if raws is not None and end < len(items):
+                    turn = raws[start - lo:end - lo]
+                    done = None if None in turn else raw_turn(turn, offset)
+                if done is not None:
+                    converted, consumed = done
+                else:
+                    if end > first + len(views):
+                        stop = end if raws is not None else next((b for b in bounds[n + 1:-1] if b in stored), hi)
+                        first, views = start, message_views(messages, start, stop)
+                    turn = [v for v in views[start - first:end - first] if v is not None]
+                    converted, consumed = convert_turn(turn, offset)
                 turns.starts.append(start)
                 turns.offsets.append(offset)
                 offset += consumed
@@ -242,6 +263,13 @@ class TurnCache:
         return TurnStore(agent_dir() / "cache" / "wire")
 
 
+def _raw_views(messages: Sequence[Any], lo: int, hi: int) -> list[Any]:
+    """The raw views of ``messages[lo:hi]`` (see :mod:`.raw_views`); ``None`` for those that have none."""
+    from .raw_views import decode_lines
+
+    return decode_lines(message_lines(messages, lo, hi))
+
+
 class _Disk:
     """The stored turns of one conversation read from one session file (see :mod:`.turn_store`)."""
 
@@ -259,7 +287,8 @@ class _Disk:
         self.prefix = PrefixCrc(source)
 
     @classmethod
-    def open(cls, store: Any, key: str, messages: Sequence[Any], convert_turn: TurnConverter) -> _Disk | None:
+    def open(cls, store: Any, key: str, messages: Sequence[Any], *converters: Any) -> _Disk | None:
+        """``converters``: the functions converting turns (stored turns are kept per version of their code)."""
         if store is None or store.folder is None or os.name == "nt":  # no flock to write it with
             return None
         from .turn_store import MIN_SOURCE, code_version, source_size
@@ -267,8 +296,8 @@ class _Disk:
         columns = message_span_columns(messages)
         if columns is None or source_size(columns[0]) < MIN_SOURCE:
             return None
-        code = getattr(convert_turn, "__code__", None)
-        file = store.file_for(columns[0], key, code_version(code.co_filename if code else ""))
+        codes = [getattr(f, "__code__", None) for f in converters if f is not None]
+        file = store.file_for(columns[0], key, "".join(code_version(c.co_filename if c else "") for c in codes))
         if file is None:
             return None
         from .turn_store import OwnReader
@@ -464,4 +493,5 @@ class BodyStream:
             yield b"".join(pending)
 
 
-__all__ = ["BodyStream", "EncodedMessages", "TurnCache", "TurnConverter", "body_bytes", "encode_body"]
+__all__ = ["BodyStream", "EncodedMessages", "RawTurnConverter", "TurnCache", "TurnConverter", "body_bytes",
+           "encode_body"]

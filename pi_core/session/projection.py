@@ -223,6 +223,19 @@ class StoredMessage(DeferredMessage):
         return out
 
     @classmethod
+    def lines_of(cls, items: list[Any]) -> list[Any]:
+        out: list[Any] = [None] * len(items)
+        unread = [n for n, item in enumerate(items) if item._made is None]
+        tree = _one_tree([items[n] for n in unread])
+        if tree is None and len(unread) > 1:  # messages of several sessions: one at a time
+            for n in unread:
+                out[n] = cls.lines_of([items[n]])[0]
+        elif tree is not None:
+            for n, pair in zip(unread, tree.message_lines([items[n]._at for n in unread])):
+                out[n] = pair if pair[1] is not None else None
+        return out
+
+    @classmethod
     def spans_of(cls, items: list[Any]) -> list[Any]:
         tree = _one_tree(items)
         if tree is None:

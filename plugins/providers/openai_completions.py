@@ -197,8 +197,11 @@ def encoded_messages(model: Model, context: Context, compat: dict[str, Any]) -> 
     if prompt:
         role = "developer" if model.reasoning and compat["supportsDeveloperRole"] else "system"
         head.append({"role": role, "content": sanitize_surrogates(prompt)})
+    from .openai_completions_raw import raw_converter
+
+    raw = raw_converter(model, compat, lambda call_id: _tool_call_id(call_id, model, compat), REASONING_FIELDS)
     return _TURNS.convert(_cache_key(model, compat), conversation_messages(context),
-                          lambda turn, offset: (_convert_turn(turn, model, compat), 0), head)
+                          lambda turn, offset: (_convert_turn(turn, model, compat), 0), head, raw)
 
 
 _TURNS = TurnCache()

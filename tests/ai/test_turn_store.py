@@ -24,7 +24,7 @@ from pi_core.ai.types import AssistantMessage, TextContent, ThinkingContent, Too
 from pi_core.ai.wire import TurnCache
 from pi_core.session.messages import convert_to_llm
 from pi_core.testing import FakeProviderServer
-from plugins.providers import openai_completions
+from plugins.providers import openai_completions, openai_completions_raw
 from plugins.providers.openai_completions import encoded_messages, get_compat
 
 MODEL = Model(id="m", api="openai-completions", provider="p", base_url="http://127.0.0.1:9/v1",
@@ -82,15 +82,27 @@ def fresh(path: Path, monkeypatch: pytest.MonkeyPatch, model: Model = MODEL) -> 
 
 @pytest.fixture
 def converted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """How many turns each conversion converted (appended per call of ``_convert_turn``)."""
+    """How many turns each conversion converted (the messages of each turn converted, from views or from
+    raw views)."""
     calls: list[int] = []
-    real = openai_completions._convert_turn
+    real, real_raw = openai_completions._convert_turn, openai_completions_raw.raw_converter
 
     def spy(turn: list[Any], model: Model, compat: dict[str, Any]) -> list[dict[str, Any]]:
         calls.append(len(turn))
         return real(turn, model, compat)
 
+    def raw_spy(*args: Any) -> Any:
+        convert = real_raw(*args)
+
+        def counted(turn: list[Any], offset: int) -> Any:
+            done = convert(turn, offset)
+            if done is not None:
+                calls.append(len(turn))
+            return done
+        return counted
+
     monkeypatch.setattr(openai_completions, "_convert_turn", spy)
+    monkeypatch.setattr(openai_completions_raw, "raw_converter", raw_spy)
     return calls
 
 

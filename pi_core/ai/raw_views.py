@@ -1,0 +1,164 @@
+"""Views of stored messages decoded for converting a whole turn at once, tool call arguments kept as JSON.
+
+The first request on a long session converts every stored message. The usual way (views of
+:mod:`pi_core.ai.views` through :func:`~pi_core.ai.transform_messages` and a provider's converter) builds
+several objects per message; a provider may instead convert the common turns straight from the raw views
+here, in one pass of its own, and hand :class:`~pi_core.ai.wire.TurnCache` that ``raw_turn`` converter
+beside its usual one. The cache asks it first for every turn whose messages are all lines of the session
+file, and converts the turn the usual way whenever it declines (returns ``None``): an image, an id its
+protocol renames, whatever it does not handle.
+
+A raw view is the view with a tool call's ``arguments`` kept as the bytes of its JSON
+(:class:`msgspec.Raw`, see :func:`raw_json_text`): a request carries them as JSON text anyway.
+:func:`decode_lines` accepts exactly the lines whose messages decode as views (the structs are made from
+the views' own fields), so a message the usual way would leave out never reaches a raw converter. Lines
+holding an escaped surrogate are declined here: whether it is paired is a question for the usual way
+(which removes the unpaired ones).
+"""
+
+from __future__ import annotations
+
+import operator
+import types
+import typing
+from typing import Any
+
+import msgspec
+
+from . import views
+
+Raw = msgspec.Raw
+
+#: The fields kept as JSON text.
+_RAW_FIELDS: dict[type, set[str]] = {views.ToolCallView: {"arguments"}}
+_TWINS: dict[type, type] = {}
+
+
+def _swap(annotation: Any) -> Any:
+    """``annotation`` with every view class replaced by its raw twin."""
+    if isinstance(annotation, type):
+        return _TWINS.get(annotation, annotation)
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin in (typing.Union, types.UnionType):
+        return typing.Union[tuple(_swap(a) for a in args)]
+    if origin is list:
+        return list[_swap(args[0])]  # type: ignore[misc]
+    return annotation
+
+
+def _twin(view: type) -> type:
+    raw = _RAW_FIELDS.get(view, set())
+    fields: list[Any] = []
+    for f in msgspec.structs.fields(view):
+        if f.name in raw:
+            default = f.default if f.default_factory is msgspec.NODEFAULT else f.default_factory()
+            fields.append((f.name, Raw) if default is msgspec.NODEFAULT
+                          else (f.name, Raw, Raw(msgspec.json.encode(default))))
+        elif f.default is not msgspec.NODEFAULT:
+            fields.append((f.name, _swap(f.type), f.default))
+        elif f.default_factory is not msgspec.NODEFAULT:
+            fields.append((f.name, _swap(f.type), msgspec.field(default_factory=f.default_factory)))
+        else:
+            fields.append((f.name, _swap(f.type)))
+    config = view.__struct_config__
+    twin = msgspec.defstruct(f"Raw{view.__name__.removesuffix('MessageView').removesuffix('View')}", fields, tag_field=config.tag_field, tag=config.tag,
+                             rename="camel", module=__name__, gc=False)
+    _TWINS[view] = twin
+    return twin
+
+
+RawText = _twin(views.TextView)
+RawThinking = _twin(views.ThinkingView)
+RawImage = _twin(views.ImageView)
+RawToolCall = _twin(views.ToolCallView)
+RawUser = _twin(views.UserMessageView)
+RawAssistant = _twin(views.AssistantMessageView)
+RawToolResult = _twin(views.ToolResultMessageView)
+
+
+class _Entry(msgspec.Struct, gc=False):
+    id: Any = None
+    message: typing.Union[RawUser, RawAssistant, RawToolResult, None] = None  # type: ignore[valid-type]
+
+
+_decode_entry = msgspec.json.Decoder(_Entry).decode
+_decode_entries = msgspec.json.Decoder(list[_Entry]).decode
+_DECLINED = (msgspec.ValidationError, msgspec.DecodeError)
+_ID = operator.attrgetter("id")
+_MESSAGE = operator.attrgetter("message")
+
+
+def decode_lines(lines: list[Any]) -> list[Any]:
+    """The raw view of the message of each ``(entry id, line)`` pair (see
+    :meth:`pi_core.ai.MessageList.lines`), ``None`` where the pair is missing, the line is not the entry
+    of that id, holds an escaped surrogate or does not decode as a user, assistant or tool result view."""
+    out: list[Any] = [None] * len(lines)
+    start = 0
+    while start < len(lines):
+        try:
+            stop = lines.index(None, start)
+        except ValueError:
+            stop = len(lines)
+        if stop > start:
+            out[start:stop] = _decode_run(lines[start:stop])
+        start = stop + 1
+    return out
+
+
+def _decode_run(pairs: list[Any]) -> list[Any]:
+    """All of them in one go, at C speed, when they are all good (the usual case); else one by one."""
+    ids, texts = zip(*pairs)
+    joined = b"[" + b",".join(texts) + b"]"
+    if not _surrogate(joined):
+        try:
+            entries = _decode_entries(joined)
+        except _DECLINED:
+            entries = None
+        if entries is not None and list(map(_ID, entries)) == list(ids):
+            messages = list(map(_MESSAGE, entries))
+            if None not in messages:
+                return messages
+    return [_decode_line(pair) for pair in pairs]
+
+
+def _surrogate(line: bytes) -> bool:
+    return b"\\u" in line and (b"\\ud" in line or b"\\uD" in line)
+
+
+def _decode_line(pair: Any) -> Any:
+    if _surrogate(pair[1]):
+        return None
+    try:
+        entry = _decode_entry(pair[1])
+    except _DECLINED:
+        return None
+    return entry.message if entry.id == pair[0] else None
+
+
+class _Float(Exception):
+    pass
+
+
+def _no_float(text: str) -> Any:
+    raise _Float
+
+
+_exact = msgspec.json.Decoder(float_hook=_no_float).decode
+_encode = msgspec.json.Encoder().encode
+
+
+def raw_json_text(raw: Any) -> str | None:
+    """``JSON.stringify`` of the raw JSON object (what :func:`pi_core.ai.js_json` gives for it as a
+    dict); ``None`` when it is not an object (which its view would not accept)."""
+    try:
+        value = _exact(raw)
+    except _Float:  # the text of a float is where the two may write a number differently
+        from .errors import js_json
+
+        value = msgspec.json.decode(raw)
+        return js_json(value) if type(value) is dict else None
+    return _encode(value).decode() if type(value) is dict else None
+
+
+__all__ = ["RawAssistant", "RawImage", "RawText", "RawThinking", "RawToolCall", "RawToolResult", "RawUser",
+           "decode_lines", "raw_json_text"]

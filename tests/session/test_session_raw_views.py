@@ -1,0 +1,240 @@
+"""Turns converted straight from their lines (raw views) must send exactly what the usual way sends.
+
+The Chat Completions provider converts most turns of a resumed session from raw views
+(:mod:`pi_core.ai.raw_views`) in one pass of its own, and leaves the rest to the usual way
+(views, handoff rules, converter). Random sessions of every message shape — other models' thinking and
+tool ids, failed answers, unanswered calls, blank and white-space texts, images, escaped surrogates,
+floats in arguments, fields of the wrong type — must give the same request body, byte for byte, as
+the usual way (which test_session_views.py holds to typing every message), for every dialect the raw
+converter takes or declines; plain sessions are also compared with the typed reference directly.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from pi_core import SessionManager
+from pi_core.ai import Model
+from pi_core.ai.options import StreamOptions
+from pi_core.ai.wire import body_bytes
+from plugins.providers import openai_completions, openai_completions_raw
+from plugins.providers.openai_completions import build_payload
+
+from test_session_views import lazy_context, typed_request
+
+IMAGE = {"type": "image", "data": "aGVsbG8=", "mimeType": "image/png"}
+# PAIR, LONE and ESCAPED stand for escapes written into the file as they are (see ``write_session``).
+def rarely(usual: Any, odd: Any) -> Any:
+    """``usual``, and one time in twenty ``odd``."""
+    return st.integers(0, 19).flatmap(lambda k: odd if k == 0 else usual)
+
+
+# A session line that does not decode at C speed (a lone surrogate) makes the scan hold its whole block
+# as dicts, which no raw view is read from: such lines are rare here, so most turns take the raw way.
+TEXTS = rarely(st.sampled_from(["", " ", "\n\t", "\u00a0", "\u3000x", "plain", "é and \u2028", " padded ",
+                                "quote \" and \\ backslash", "emoji 😀", "x" * 300, "ESCAPED é",
+                                "\\u00e9 literally"]),
+               st.sampled_from(["PAIR pair", "lone LONE half"]))
+ESCAPES = {"PAIR": "\\ud83d\\ude00", "LONE": "\\ud800", "ESCAPED": "\\u00e9"}
+IDS = st.sampled_from(["call_1", "call_2", "call_3", "call|item", "c" * 50, "call 4"])
+ARGUMENTS = rarely(
+    st.dictionaries(st.sampled_from(["path", "n", "deep", "e"]),
+                    st.one_of(TEXTS, st.integers(-2**70, 2**70), st.floats(allow_nan=False, allow_infinity=False),
+                              st.lists(st.integers(0, 9), max_size=3), st.none(), st.booleans()), max_size=4),
+    st.sampled_from(["not an object", [1, 2]]))
+
+
+def block(kind: str, draw: Any) -> dict[str, Any]:
+    if kind == "text":
+        return {"type": "text", "text": draw(rarely(TEXTS, st.sampled_from([5, None])))}
+    if kind == "thinking":
+        out = {"type": "thinking", "thinking": draw(rarely(TEXTS, st.just(7)))}
+        signature = draw(st.sampled_from([None, "reasoning_content", "reasoning", "sig"]))
+        if signature:
+            out["thinkingSignature"] = signature
+        if draw(st.booleans()):
+            out["redacted"] = draw(st.booleans())
+        return out
+    if kind == "image":
+        return dict(IMAGE)
+    return {"type": "toolCall", "id": draw(IDS), "name": draw(st.sampled_from(["read", "bash"])),
+            "arguments": draw(ARGUMENTS)}
+
+
+@st.composite
+def messages(draw: Any) -> dict[str, Any]:
+    role = draw(st.sampled_from(["user", "assistant", "assistant", "toolResult", "toolResult"]))
+    if role == "user":
+        content: Any = draw(st.one_of(TEXTS, st.lists(st.sampled_from(["text", "text", "image"]), max_size=3)))
+        if isinstance(content, list):
+            content = [block(kind, draw) for kind in content]
+        return {"role": "user", "content": content, "timestamp": 1}
+    if role == "toolResult":
+        kinds = draw(st.lists(st.sampled_from(["text", "text", "text", "image"]), max_size=3))
+        out = {"role": "toolResult", "toolCallId": draw(IDS), "toolName": "read",
+               "content": [block(kind, draw) for kind in kinds], "isError": draw(st.booleans()), "timestamp": 2}
+        if draw(st.integers(0, 9)) == 0:
+            out["isError"] = "yes"  # not a bool: the message is left out
+        return out
+    kinds = draw(st.lists(st.sampled_from(["text", "thinking", "toolCall", "toolCall"]), max_size=4))
+    out = {"role": "assistant", "content": [block(kind, draw) for kind in kinds], "api": "openai-completions",
+           "provider": draw(st.sampled_from(["p", "p", "q"])), "model": "m",
+           "stopReason": draw(st.sampled_from(["stop", "toolUse", "toolUse", "error", "aborted"])), "timestamp": 3}
+    if draw(st.integers(0, 9)) == 0:
+        out["usage"] = "none"  # of the wrong type: the message is left out
+    return out
+
+
+def write_session(folder: Path, conversation: list[dict[str, Any]]) -> Path:
+    s = SessionManager.create(folder, folder)
+    s.append_message({"role": "user", "content": "start", "timestamp": 0})
+    leaf = s.get_leaf_id()
+    path = Path(s.session_file)
+    s.close()
+    with path.open("a", encoding="utf-8") as out:
+        for n, message in enumerate(conversation + [{"role": "user", "content": "last", "timestamp": 9}]):
+            entry = {"type": "message", "id": f"m{n:05d}", "parentId": leaf,
+                     "timestamp": "2026-01-01T00:00:00.000Z", "message": message}
+            line = json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
+            for marker, escape in ESCAPES.items():
+                line = line.replace(marker, escape)
+            out.write(line + "\n")
+            leaf = entry["id"]
+    return path
+
+
+def model(**changes: Any) -> Model:
+    base = dict(id="m", api="openai-completions", provider="p", base_url="http://127.0.0.1:9/v1",
+                context_window=100_000, max_tokens=1000, input=["text", "image"], reasoning=True)
+    return Model(**{**base, **changes})
+
+
+MODELS = [model(), model(provider="q"), model(provider="openai", input=["text"]), model(reasoning=False),
+          model(compat={"requiresNonNullAssistantContent": True, "requiresToolResultName": True}),
+          model(compat={"requiresReasoningContentOnAssistantMessages": True}),
+          model(compat={"requiresThinkingAsText": True}), model(provider="q", compat={"toolCallIdFormat": "mistral"}),
+          model(compat={"requiresAssistantAfterToolResult": True})]
+
+
+def lazy_request(path: Path, m: Model) -> bytes:
+    s = SessionManager.open(path, read_only=True)
+    try:
+        openai_completions._TURNS.clear()  # noqa: SLF001 - no reuse: every turn converted
+        return body_bytes(build_payload(m, lazy_context(s), StreamOptions()))
+    finally:
+        s.close()
+
+
+def usual_request(path: Path, m: Model, monkeypatch: Any) -> bytes:
+    """The reference: the same request with every turn converted the usual way (from views)."""
+    with monkeypatch.context() as patch:
+        patch.setattr(openai_completions_raw, "raw_converter", lambda *args: None)
+        return lazy_request(path, m)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(conversation=st.lists(messages(), min_size=1, max_size=24))
+def test_raw_turns_send_what_the_usual_way_sends(tmp_path_factory: Any, monkeypatch: Any,
+                                                 conversation: list[dict[str, Any]]) -> None:
+    path = write_session(tmp_path_factory.mktemp("raw"), conversation)
+    for m in MODELS:
+        assert lazy_request(path, m) == usual_request(path, m, monkeypatch), m.provider + str(m.compat)
+
+
+def test_plain_turns_take_the_raw_way(tmp_path: Path, monkeypatch: Any) -> None:
+    """Every turn but the last of a plain conversation is converted from raw views (and sends the same)."""
+    taken: list[int] = []
+    real = openai_completions_raw.raw_converter
+
+    def spy(*args: Any) -> Any:
+        convert = real(*args)
+
+        def counted(turn: list[Any], offset: int) -> Any:
+            done = convert(turn, offset)
+            taken.append(done is not None)
+            return done
+        return None if convert is None else counted
+
+    monkeypatch.setattr(openai_completions_raw, "raw_converter", spy)
+    conversation: list[dict[str, Any]] = []
+    for n in range(30):
+        conversation.append({"role": "assistant", "api": "openai-completions", "provider": "p" if n % 2 else "q",
+                             "model": "m", "stopReason": "toolUse", "timestamp": 3, "content": [
+                                 {"type": "thinking", "thinking": f"think {n}", "thinkingSignature": "reasoning_content"},
+                                 {"type": "text", "text": f"answer {n} é"},
+                                 {"type": "toolCall", "id": f"call_{n}", "name": "read", "arguments": {"n": n}}]})
+        conversation.append({"role": "toolResult", "toolCallId": f"call_{n}", "toolName": "read",
+                             "content": [{"type": "text", "text": f"out {n}"}], "isError": False, "timestamp": 4})
+        if n % 5 == 0:
+            conversation.append({"role": "user", "content": f"more {n}", "timestamp": 5})
+        if n % 5 == 1:  # an empty text block is left out
+            conversation.append({"role": "user", "timestamp": 5, "content": [{"type": "text", "text": ""},
+                                                                            {"type": "text", "text": f"and {n}"}]})
+    path = write_session(tmp_path, conversation)
+    for m in (model(), model(provider="q")):
+        taken.clear()
+        assert lazy_request(path, m) == typed_request(path, m)
+        assert len(taken) == 30 and all(taken)
+    taken.clear()
+    assert lazy_request(path, model(compat={"requiresThinkingAsText": True})) == \
+        typed_request(path, model(compat={"requiresThinkingAsText": True}))
+    assert taken == []  # a dialect it leaves to the usual way
+
+
+def test_an_image_or_a_renamed_id_goes_the_usual_way(tmp_path: Path, monkeypatch: Any) -> None:
+    declined: list[bool] = []
+    real = openai_completions_raw.raw_converter
+
+    def spy(*args: Any) -> Any:
+        convert = real(*args)
+        return lambda turn, offset: (declined.append(convert(turn, offset) is None), convert(turn, offset))[1]
+
+    monkeypatch.setattr(openai_completions_raw, "raw_converter", spy)
+    call = {"role": "assistant", "api": "openai-completions", "provider": "q", "model": "m", "stopReason": "toolUse",
+            "timestamp": 3, "content": [{"type": "toolCall", "id": "call|item", "name": "read", "arguments": {}}]}
+    result = {"role": "toolResult", "toolCallId": "call|item", "toolName": "read", "isError": False, "timestamp": 4,
+              "content": [{"type": "text", "text": "see"}, IMAGE]}
+    path = write_session(tmp_path, [call, {**result, "content": result["content"][:1]}, dict(call, provider="p"), result,
+                                    {"role": "assistant", "api": "openai-completions", "provider": "p", "model": "m",
+                                     "stopReason": "stop", "timestamp": 5, "content": [{"type": "text", "text": "ok"}]}])
+    assert lazy_request(path, model()) == typed_request(path, model())
+    assert declined == [False, True, True]  # the first turn; the renamed id (another model's); the image
+
+
+def test_a_message_its_view_would_refuse_goes_the_usual_way(tmp_path: Path) -> None:
+    """Arguments that are no object, thinking that is no string: the usual way leaves the message out,
+    and so must a raw turn (it is declined, and the usual way decides)."""
+    def answer(n: int, **block: Any) -> dict[str, Any]:
+        return {"role": "assistant", "api": "openai-completions", "provider": "q", "model": "m", "stopReason": "stop",
+                "timestamp": 3, "content": [{"type": "text", "text": f"answer {n}"}, block]}
+
+    path = write_session(tmp_path, [answer(1, type="toolCall", id="c1", name="read", arguments="not an object"),
+                                    {"role": "user", "content": "go on", "timestamp": 4},
+                                    answer(2, type="thinking", thinking=7),
+                                    {"role": "user", "content": "go on", "timestamp": 4},
+                                    answer(3, type="toolCall", id="c3", name="read", arguments=[1]),
+                                    {"role": "user", "content": "go on", "timestamp": 4},
+                                    answer(4, type="text", text="fine"),
+                                    {"role": "user", "content": "go on", "timestamp": 4}])
+    sent = lazy_request(path, model())
+    assert sent == typed_request(path, model())
+    assert b"answer 4" in sent and b"answer 1" not in sent and b"answer 2" not in sent and b"answer 3" not in sent
+
+
+def test_a_line_that_is_not_the_entry_it_should_be_has_no_raw_view() -> None:
+    from pi_core.ai.raw_views import decode_lines
+
+    def line(entry_id: str, message: dict[str, Any]) -> bytes:
+        return json.dumps({"type": "message", "id": entry_id, "message": message}).encode()
+
+    user = {"role": "user", "content": "hi", "timestamp": 1}
+    good = ("a", line("a", user))
+    assert [type(v).__name__ for v in decode_lines([good, good])] == ["RawUser", "RawUser"]
+    assert decode_lines([good, ("b", line("a", user))]) == [decode_lines([good])[0], None]  # another entry's line
+    assert decode_lines([good, None])[1] is None
+    assert decode_lines([("c", line("c", {"role": "bashExecution", "command": "ls"}))]) == [None]
+    assert decode_lines([("d", line("d", user).replace(b'"hi"', b'"\\ud800"'))]) == [None]  # a lone surrogate
