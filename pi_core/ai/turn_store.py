@@ -94,16 +94,19 @@ class Turns:
         out.parts = self.parts[:count]
         return out
 
-    def add(self, end: int, crc: int, part: Any, count: int, consumed: int, offset: int, spans: array) -> None:
-        self.end.append(end)
-        self.crc.append(crc)
-        self.size.append(len(part))
-        self.count.append(count)
-        self.consumed.append(consumed)
-        self.offset.append(offset)
-        self.messages.append(len(spans) // 2)
+    def extend(self, end: list[int], crc: list[int], parts: list[Any], count: list[int], consumed: list[int],
+               offset: list[int], messages: list[int], spans: array) -> None:
+        """Turns added after these, column by column (``messages``: how many each holds; ``spans``: their
+        messages' ``(offset, length)``, flat)."""
+        self.end.extend(end)
+        self.crc.extend(crc)
+        self.size.extend(map(len, parts))
+        self.count.extend(count)
+        self.consumed.extend(consumed)
+        self.offset.extend(offset)
+        self.messages.extend(messages)
         self.spans.extend(spans)
-        self.parts.append(part)
+        self.parts.extend(parts)
 
     def block(self, start: int = 0) -> Iterator[bytes]:
         """Turns ``start:`` as one block, in pieces of a few megabytes (a block may hold tens of them)."""
@@ -301,6 +304,29 @@ class PrefixCrc:
             pos = stop
         self.crc, self.pos = crc, pos
         return crc
+
+
+    def advance_all(self, ends: list[int]) -> list[int]:
+        """:meth:`advance` to each of ``ends`` (in order), the CRCs as long as the file has the bytes."""
+        out: list[int] = []
+        add, crc32 = out.append, zlib.crc32
+        n = 0
+        while n < len(ends):
+            found = self.advance(ends[n])  # reads the block holding this end when it must
+            if found is None:
+                break
+            add(found)
+            n += 1
+            crc, pos, block, at = self.crc, self.pos, self._block, self._block_at
+            limit = at + len(block)
+            with memoryview(block) as view:  # the ends within the block read last, without a call each
+                while n < len(ends) and pos <= ends[n] <= limit:
+                    crc = crc32(view[pos - at:ends[n] - at], crc)
+                    pos = ends[n]
+                    add(crc)
+                    n += 1
+            self.crc, self.pos = crc, pos
+        return out
 
 
 _CODE: dict[str, str] = {}

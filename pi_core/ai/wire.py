@@ -186,6 +186,18 @@ class TurnCache:
         messages), converted turn by turn; turns of the last request under ``key`` whose messages are
         the same items are reused as they were encoded. ``raw_turn`` (optional) is asked first for a
         turn whose messages are all stored lines, except the last turn (whose items the caller gets)."""
+        import gc
+
+        enabled = gc.isenabled()
+        gc.disable()  # converting makes many small objects, and frees them before it is done
+        try:
+            return self._convert(key, messages, convert_turn, head, raw_turn)
+        finally:
+            if enabled:
+                gc.enable()
+
+    def _convert(self, key: str, messages: Sequence[Any], convert_turn: TurnConverter,
+                 head: list[dict[str, Any]] | None, raw_turn: RawTurnConverter | None) -> EncodedMessages:
         items = message_items(messages)
         old = self._by_key.pop(key, None)
         turns = _Turns()
@@ -389,26 +401,44 @@ class _Disk:
         prefix = PrefixCrc(self.source)
         if matched and prefix.advance(end) != loaded.crc[matched - 1]:
             return
-        out = loaded.head(matched)
-        pairs = self.pairs
+        starts, pairs = turns.starts, self.pairs
+        chosen: Sequence[int] = range(self.last + 1, len(starts) - 1)  # the last turn is never stored
+        if self.outside:
+            chosen = [t for t in chosen if self._stored_messages(starts[t], starts[t + 1])]
         # along a path the lines only move forward in the file: a turn ends where its last line does
         forward = all(map(operator.lt, pairs[0::2], pairs[2::2]))
-        for t in range(self.last + 1, len(turns.starts) - 1):  # the last turn is never stored
-            lo, hi = turns.starts[t], turns.starts[t + 1]
-            if not self._stored_messages(lo, hi):
-                continue
-            spans = pairs[2 * lo:2 * hi]
-            if forward:
-                end = max(end, spans[-2] + spans[-1])
-            else:
-                end = max(end, *(spans[k] + spans[k + 1] for k in range(0, len(spans), 2)))
-            crc = prefix.advance(end)
-            if crc is None:
-                break
-            out.add(end, crc, turns.parts[t], turns.counts[t], turns.offsets[t + 1] - turns.offsets[t],
-                    turns.offsets[t], spans)
-        if len(out) > matched:
-            self.store.save(self.file, out, matched, loaded)
+        if forward:
+            lasts = [2 * starts[t + 1] - 2 for t in chosen]
+            line_ends: Iterable[int] = map(operator.add, map(pairs.__getitem__, lasts),
+                                           map(pairs.__getitem__, [k + 1 for k in lasts]))
+        else:
+            line_ends = (max(pairs[k] + pairs[k + 1] for k in range(2 * starts[t], 2 * starts[t + 1], 2))
+                         for t in chosen)
+        ends = list(accumulate(line_ends, max, initial=end))[1:]
+        crcs = prefix.advance_all(ends)  # fewer when the file is shorter than a turn's end
+        chosen = chosen[:len(crcs)]
+        if not chosen:
+            return
+        out = loaded.head(matched)
+        offsets = turns.offsets
+        spans = array("q")
+        for lo, hi in _runs([(starts[t], starts[t + 1]) for t in chosen]):
+            spans += pairs[2 * lo:2 * hi]
+        out.extend(ends[:len(crcs)], crcs, [turns.parts[t] for t in chosen], [turns.counts[t] for t in chosen],
+                   [offsets[t + 1] - offsets[t] for t in chosen], [offsets[t] for t in chosen],
+                   [starts[t + 1] - starts[t] for t in chosen], spans)
+        self.store.save(self.file, out, matched, loaded)
+
+
+def _runs(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``ranges`` (in order) with the ones that touch merged."""
+    out: list[tuple[int, int]] = []
+    for lo, hi in ranges:
+        if out and out[-1][1] == lo:
+            out[-1] = (out[-1][0], hi)
+        else:
+            out.append((lo, hi))
+    return out
 
 
 def _common_prefix(old: list[Any], new: list[Any]) -> int:

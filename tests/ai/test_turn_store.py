@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from pi_core import SessionManager
 from pi_core.ai import Context, Model
@@ -279,3 +280,33 @@ def test_pi_print_on_a_resumed_big_session_sends_what_it_sent_before(tmp_path: P
     assert json.dumps(second).count("x" * 50) == 1  # taken from the store, not converted again
     assert len(second) == len(first) + 2 and "second" in json.dumps(second[-1])
     assert second[-2] == {"role": "assistant", "content": "one"}
+
+
+class _Bytes:
+    """A source of ``data`` read in small blocks (so ends fall in many of them)."""
+
+    def __init__(self, data: bytes, checkpoints: list[tuple[int, int]]) -> None:
+        self.data, self.checkpoints = data, checkpoints
+
+    def read(self, offset: int, length: int) -> bytes:
+        return self.data[offset:offset + min(length, 1000)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.integers(0, 6000).map(lambda n: bytes(i * 7 % 251 for i in range(n))),
+       steps=st.lists(st.integers(0, 300), max_size=40), checked=st.integers(0, 6000))
+def test_crcs_of_many_ends_are_those_of_one_end_at_a_time(data: bytes, steps: list[int], checked: int) -> None:
+    import zlib
+    from itertools import accumulate
+
+    ends = list(accumulate(steps))  # some past the end of the data: the CRCs stop there
+    checkpoints = [(checked, zlib.crc32(data[:checked]))] if checked <= len(data) else []
+    one = turn_store.PrefixCrc(_Bytes(data, checkpoints))
+    expected = []
+    for end in ends:
+        crc = one.advance(end)
+        if crc is None:
+            break
+        expected.append(crc)
+    assert turn_store.PrefixCrc(_Bytes(data, checkpoints)).advance_all(ends) == expected
+    assert expected == [zlib.crc32(data[:end]) for end in ends[:len(expected)]]
