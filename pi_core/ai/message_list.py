@@ -114,6 +114,9 @@ class MessageList(MutableSequence[Any]):
     def _read_deferred(items: list[Any], read: str, out: list[Any]) -> list[Any]:
         """``out`` with the deferred ones among ``items`` replaced by what their class's ``read`` gives
         for them (one call per class)."""
+        kinds = set(map(type, items))
+        if len(kinds) == 1 and issubclass(kind := kinds.pop(), DeferredMessage):  # all of one class: one call
+            return getattr(kind, read)(items)
         batches: dict[type, list[int]] = {}
         for n, item in enumerate(items):
             if isinstance(item, DeferredMessage):

@@ -11,9 +11,9 @@ protocol renames, whatever it does not handle.
 A raw view is the view with a tool call's ``arguments`` kept as the bytes of its JSON
 (:class:`msgspec.Raw`, see :func:`raw_json_text`): a request carries them as JSON text anyway.
 :func:`decode_lines` accepts exactly the lines whose messages decode as views (the structs are made from
-the views' own fields), so a message the usual way would leave out never reaches a raw converter. Lines
-holding an escaped surrogate are declined here: whether it is paired is a question for the usual way
-(which removes the unpaired ones).
+the views' own fields), so a message the usual way would leave out never reaches a raw converter. A line
+holding an unpaired surrogate (an escape JSON allows and UTF-8 cannot hold) does not decode here either;
+the usual way removes it.
 """
 
 from __future__ import annotations
@@ -77,8 +77,8 @@ RawToolResult = _twin(views.ToolResultMessageView)
 
 
 class _Entry(msgspec.Struct, gc=False):
-    id: Any = None
-    message: typing.Union[RawUser, RawAssistant, RawToolResult, None] = None  # type: ignore[valid-type]
+    id: Any
+    message: typing.Union[RawUser, RawAssistant, RawToolResult]  # type: ignore[valid-type]
 
 
 _decode_entry = msgspec.json.Decoder(_Entry).decode
@@ -91,7 +91,7 @@ _MESSAGE = operator.attrgetter("message")
 def decode_lines(lines: list[Any]) -> list[Any]:
     """The raw view of the message of each ``(entry id, line)`` pair (see
     :meth:`pi_core.ai.MessageList.lines`), ``None`` where the pair is missing, the line is not the entry
-    of that id, holds an escaped surrogate or does not decode as a user, assistant or tool result view."""
+    of that id or does not decode as a user, assistant or tool result view (an unpaired surrogate does not)."""
     out: list[Any] = [None] * len(lines)
     start = 0
     while start < len(lines):
@@ -108,26 +108,16 @@ def decode_lines(lines: list[Any]) -> list[Any]:
 def _decode_run(pairs: list[Any]) -> list[Any]:
     """All of them in one go, at C speed, when they are all good (the usual case); else one by one."""
     ids, texts = zip(*pairs)
-    joined = b"[" + b",".join(texts) + b"]"
-    if not _surrogate(joined):
-        try:
-            entries = _decode_entries(joined)
-        except _DECLINED:
-            entries = None
-        if entries is not None and list(map(_ID, entries)) == list(ids):
-            messages = list(map(_MESSAGE, entries))
-            if None not in messages:
-                return messages
+    try:
+        entries = _decode_entries(b"[" + b",".join(texts) + b"]")
+    except _DECLINED:
+        entries = None
+    if entries is not None and list(map(_ID, entries)) == list(ids):
+        return list(map(_MESSAGE, entries))
     return [_decode_line(pair) for pair in pairs]
 
 
-def _surrogate(line: bytes) -> bool:
-    return b"\\u" in line and (b"\\ud" in line or b"\\uD" in line)
-
-
 def _decode_line(pair: Any) -> Any:
-    if _surrogate(pair[1]):
-        return None
     try:
         entry = _decode_entry(pair[1])
     except _DECLINED:

@@ -225,13 +225,17 @@ class StoredMessage(DeferredMessage):
     @classmethod
     def lines_of(cls, items: list[Any]) -> list[Any]:
         out: list[Any] = [None] * len(items)
-        unread = [n for n, item in enumerate(items) if item._made is None]
-        tree = _one_tree([items[n] for n in unread])
+        made = list(map(_MADE, items))
+        unread = range(len(items)) if made.count(None) == len(items) else [n for n, m in enumerate(made) if m is None]
+        tree = _one_tree(items if len(unread) == len(items) else [items[n] for n in unread])
         if tree is None and len(unread) > 1:  # messages of several sessions: one at a time
             for n in unread:
                 out[n] = cls.lines_of([items[n]])[0]
         elif tree is not None:
-            for n, pair in zip(unread, tree.message_lines([items[n]._at for n in unread])):
+            pairs = tree.message_lines([items[n]._at for n in unread])
+            if len(unread) == len(items) and list(map(_LINE, pairs)).count(None) == 0:
+                return pairs  # every one read from its line (a window of a long conversation)
+            for n, pair in zip(unread, pairs):
                 out[n] = pair if pair[1] is not None else None
         return out
 
@@ -254,12 +258,15 @@ class StoredMessage(DeferredMessage):
 
 
 _AT = attrgetter("_at")
+_MADE = attrgetter("_made")
+_TREE = attrgetter("_tree")
+_LINE = itemgetter(1)
 
 
 def _one_tree(items: list[StoredMessage]) -> TreeIndex | None:
     """The tree all of ``items`` belong to (``None`` if none or several)."""
-    tree = items[0]._tree if items else None
-    return tree if tree is not None and all(item._tree is tree for item in items) else None
+    trees = set(map(_TREE, items))
+    return trees.pop() if len(trees) == 1 else None
 
 
 def invalid_message(raw: Any) -> Any:

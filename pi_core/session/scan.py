@@ -17,6 +17,7 @@ open descriptor, so offsets stay valid; a line that no longer holds the entry ex
 from __future__ import annotations
 
 import gc
+import operator
 import os
 import re
 import stat
@@ -470,6 +471,9 @@ class RecordStore:
         """``(id, line)`` of each of ``records``: the line's bytes as in the file, or ``None`` for a
         record that is held as a dict (appended here, parsed during the scan, or read already).
         Neighbouring lines are read in one go; nothing is parsed or kept."""
+        whole = self._raw_lines(records)
+        if whole is not None:
+            return whole
         reader, dicts, offsets, lengths, ids = self._reader, self._dicts, self._offsets, self._lengths, self._ids
         out: list[tuple[Any, bytes | None]] = []
         i, count = 0, len(records)
@@ -492,6 +496,27 @@ class RecordStore:
                 out.append((ids[r], data[lo:lo + lengths[r]]))
             i = j
         return out
+
+    def _raw_lines(self, records: list[int]) -> list[tuple[Any, bytes | None]] | None:
+        """:meth:`raw` when the records are in file order, none held as a dict, and the lines from the
+        first to the last are all lines of records, not much longer than the records' own (a window of a
+        long conversation): read in one go and split at C speed; ``None`` otherwise."""
+        if self._reader is None or len(records) < 2 or not all(map(operator.lt, records, records[1:])):
+            return None
+        lo, hi = records[0], records[-1] + 1
+        offsets, lengths = self._offsets[lo:hi], self._lengths[lo:hi]
+        ends = list(map(operator.add, offsets, lengths))
+        size = ends[-1] - offsets[0]
+        if 0 in lengths or list(map(operator.sub, offsets[1:], ends)).count(1) != hi - lo - 1 \
+                or size > 2 * sum(map(self._lengths.__getitem__, records)) + _SPAN \
+                or list(map(self._dicts.__getitem__, records)).count(None) != len(records):
+            return None
+        data = self._reader.read(offsets[0], size)
+        lines = data.split(b"\n")
+        if len(data) != size or len(lines) != hi - lo:
+            return None
+        picked = lines if hi - lo == len(records) else [lines[r - lo] for r in records]
+        return list(zip(map(self._ids.__getitem__, records), picked))
 
     def spans(self, records: list[int]) -> list[tuple[FileReader, int, int] | None]:
         """``(reader, offset, length)`` of each of ``records`` in the file it was read from; ``None`` for

@@ -22,7 +22,6 @@ from pi_core.ai import (
     RawToolCall,
     RawToolResult,
     RawUser,
-    is_same_model,
     raw_json_text,
 )
 
@@ -46,7 +45,7 @@ def raw_converter(model: Model, compat: dict[str, Any], normalize: Callable[[str
         return item
 
     def assistant(message: Any) -> tuple[dict[str, Any] | None, list[Any]] | None:
-        same = is_same_model(message, model)
+        same = message.provider == model.provider and message.api == model.api and message.model == model.id
         texts: list[str] = []
         thinking: list[Any] = []
         calls: list[dict[str, Any]] = []
@@ -73,6 +72,9 @@ def raw_converter(model: Model, compat: dict[str, Any], normalize: Callable[[str
             item["reasoning_content"] = ""
         return item, calls
 
+    def unanswered(pending: list[dict[str, Any]], answered: set[str]) -> list[dict[str, Any]]:
+        return [result(c["id"], c["function"]["name"], NO_RESULT) for c in pending if c["id"] not in answered]
+
     def convert(turn: list[Any], offset: int) -> tuple[list[dict[str, Any]], int] | None:
         out: list[dict[str, Any]] = []
         pending: list[dict[str, Any]] = []  # the last assistant message's calls
@@ -80,17 +82,20 @@ def raw_converter(model: Model, compat: dict[str, Any], normalize: Callable[[str
         for message in turn:
             kind = type(message)
             if kind is RawToolResult:
-                texts = []
-                for block in message.content:
-                    if type(block) is not RawText:
-                        return None
-                    texts.append(block.text)
-                text = "\n".join(texts)
+                content = message.content
+                if len(content) == 1 and type(content[0]) is RawText:
+                    text = content[0].text
+                elif all(type(block) is RawText for block in content):
+                    text = "\n".join([block.text for block in content])
+                else:
+                    return None
                 out.append(result(message.tool_call_id, message.tool_name, text if text.strip() else "(no tool output)"))
-                answered.add(message.tool_call_id)
+                if pending:
+                    answered.add(message.tool_call_id)
                 continue
-            out += [result(c["id"], c["function"]["name"], NO_RESULT) for c in pending if c["id"] not in answered]
-            pending, answered = [], set()
+            if pending:
+                out += unanswered(pending, answered)
+                pending, answered = [], set()
             if kind is RawAssistant:
                 converted = assistant(message)  # a failed answer's renamed ids still rename its results
                 if converted is None:
@@ -104,7 +109,8 @@ def raw_converter(model: Model, compat: dict[str, Any], normalize: Callable[[str
                     return None
             if item is not None:
                 out.append(item)
-        out += [result(c["id"], c["function"]["name"], NO_RESULT) for c in pending if c["id"] not in answered]
+        if pending:
+            out += unanswered(pending, answered)
         return out, 0
 
     return convert
