@@ -116,6 +116,9 @@ _EXPORTS: dict[str, str] = {
     "RawToolResult": "pi_core.ai.raw_views",
     "RawUser": "pi_core.ai.raw_views",
     "raw_json_text": "pi_core.ai.raw_views",
+    "raw_object": "pi_core.ai.raw_views",
+    "raw_handoff": "pi_core.ai.raw_views",
+    "DeclineTurn": "pi_core.ai.raw_views",
     # --- cross-provider handoff -----------------------------------------------------------------
     "IdNormalizer": "pi_core.ai.handoff",
     "NO_RESULT": "pi_core.ai.handoff",
@@ -364,6 +367,9 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
         RawToolResult as RawToolResult,
         RawUser as RawUser,
         raw_json_text as raw_json_text,
+        raw_object as raw_object,
+        raw_handoff as raw_handoff,
+        DeclineTurn as DeclineTurn,
     )
     from .model_lists import (
         ModelListContext as ModelListContext,

@@ -21,6 +21,7 @@ from __future__ import annotations
 import operator
 import types
 import typing
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -150,5 +151,56 @@ def raw_json_text(raw: Any) -> str | None:
     return _encode(value).decode() if type(value) is dict else None
 
 
+class DeclineTurn(Exception):
+    """Raised by a raw converter's callback (see :func:`raw_handoff`): convert this turn the usual way."""
+
+
+_DROPPED = ("error", "aborted")
+
+
+def raw_handoff(turn: list[Any], assistant: Callable[[Any], tuple[Any, list[Any]]], user: Callable[[Any], Any],
+                result: Callable[[Any], Any], missing: Callable[[Any], Any]) -> list[tuple[bool, Any]] | None:
+    """A turn's raw views walked under the rules of :func:`~pi_core.ai.transform_messages`, as
+    ``(is_tool_result, item)`` pairs in order; ``None`` when a callback raises :class:`DeclineTurn`.
+
+    ``assistant(message) -> (item, calls)`` (its tool call blocks) is asked for every assistant message,
+    a failed or aborted one included (whose ids it must rename alike), but only the others are kept; a
+    call left without a result gets ``missing(call)`` before the next user or assistant message and at
+    the end of the turn; ``user(message)`` and ``result(message)`` make the other items. An item may be
+    ``None`` (nothing sent); its message still stands between the tool results before and after it."""
+    out: list[tuple[bool, Any]] = []
+    pending: list[Any] = []  # the calls of the last assistant message
+    answered: set[str] = set()
+    try:
+        for message in turn:
+            kind = type(message)
+            if kind is RawToolResult:
+                out.append((True, result(message)))
+                if pending:
+                    answered.add(message.tool_call_id)
+                continue
+            if pending:
+                out += [(True, missing(call)) for call in pending if call.id not in answered]
+                pending, answered = [], set()
+            if kind is RawAssistant:
+                item, calls = assistant(message)
+                if message.stop_reason in _DROPPED:
+                    continue
+                pending = calls
+            else:
+                item = user(message)
+            out.append((False, item))
+        out += [(True, missing(call)) for call in pending if call.id not in answered]
+    except DeclineTurn:
+        return None
+    return out
+
+
+def raw_object(raw: Any) -> dict[str, Any] | None:
+    """The raw JSON object as its view holds it (a dict); ``None`` when it is not an object."""
+    value = msgspec.json.decode(raw)
+    return value if type(value) is dict else None
+
+
 __all__ = ["RawAssistant", "RawImage", "RawText", "RawThinking", "RawToolCall", "RawToolResult", "RawUser",
-           "decode_lines", "raw_json_text"]
+           "DeclineTurn", "decode_lines", "raw_handoff", "raw_json_text", "raw_object"]

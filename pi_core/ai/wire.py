@@ -50,14 +50,15 @@ def _json_items(part: bytes) -> list[Any]:
     return _decode(b"[" + part + b"]") if part else []
 
 
-def _encode_items(items: list[Any]) -> bytes:
-    """The items as JSON, without the brackets of the array (``b""`` for none)."""
+def _encode_items(items: list[Any]) -> bytes | memoryview:
+    """The items as JSON, without the brackets of the array (``b""`` for none; a view of the encoded
+    array, not a copy of it)."""
     global _encode_json
     if _encode_json is None:
         from .http import encode_json
 
         _encode_json = encode_json
-    return _encode_json(items)[1:-1] if items else b""
+    return memoryview(_encode_json(items))[1:-1] if items else b""
 
 
 _encode_json: Any = None

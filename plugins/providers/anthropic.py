@@ -171,8 +171,11 @@ def encoded_messages(model: Model, context: Context, marker: dict[str, Any] | No
     what is new in it. ``marker`` (prompt caching) goes on the last user block."""
     allow_empty = compat_of(model)["allowEmptySignature"]
     key = json.dumps([model.provider, model.api, model.id, list(model.input), allow_empty, oauth])
+    from .anthropic_raw import raw_converter
+
+    raw = raw_converter(model, allow_empty, lambda name: claude_code_name(name, oauth))
     messages = _TURNS.convert(key, conversation_messages(context),
-                              lambda turn, offset: (_convert_turn(turn, model, allow_empty, oauth), 0))
+                              lambda turn, offset: (_convert_turn(turn, model, allow_empty, oauth), 0), None, raw)
     if marker:
         _mark_last_user(messages, marker)
     return messages

@@ -1,11 +1,11 @@
 """Chat Completions messages straight from raw views (:mod:`pi_core.ai.raw_views`).
 
 The first request on a long session converts every stored message; this converter builds the wire items
-of a turn in one pass, with no intermediate copies of its messages. It follows the handoff rules (:func:`pi_core.ai.transform_messages`)
-and the converter of :mod:`plugins.providers.openai_completions` for what it takes, and declines (returns
-``None``, so the turn is converted the usual way) whatever it leaves to them: images, a tool call id the
-protocol renames, and the dialects that add or reshape messages (thinking as text, an assistant message
-after tool results).
+of a turn in one pass, with no intermediate copies of its messages. It follows the handoff rules
+(:func:`pi_core.ai.raw_handoff`) and the converter of :mod:`plugins.providers.openai_completions` for what
+it takes, and declines (so the turn is converted the usual way) images, a tool call id the protocol
+renames, and the dialects that add or reshape messages (thinking as text, an assistant message after tool
+results).
 """
 
 from __future__ import annotations
@@ -15,17 +15,14 @@ from typing import Any
 
 from pi_core.ai import (
     NO_RESULT,
+    DeclineTurn,
     Model,
-    RawAssistant,
     RawText,
     RawThinking,
     RawToolCall,
-    RawToolResult,
-    RawUser,
+    raw_handoff,
     raw_json_text,
 )
-
-_DROPPED = ("error", "aborted")
 
 
 def raw_converter(model: Model, compat: dict[str, Any], normalize: Callable[[str], str],
@@ -38,17 +35,18 @@ def raw_converter(model: Model, compat: dict[str, Any], normalize: Callable[[str
     names = bool(compat["requiresToolResultName"])
     pad = bool(compat["requiresReasoningContentOnAssistantMessages"] and model.reasoning)
 
-    def result(call_id: str, name: str, body: Any) -> dict[str, Any]:
+    def tool(call_id: str, name: str, body: Any) -> dict[str, Any]:
         item = {"role": "tool", "content": body, "tool_call_id": call_id}
         if names and name:
             item["name"] = name
         return item
 
-    def assistant(message: Any) -> tuple[dict[str, Any] | None, list[Any]] | None:
+    def assistant(message: Any) -> tuple[dict[str, Any] | None, list[Any]]:
         same = message.provider == model.provider and message.api == model.api and message.model == model.id
         texts: list[str] = []
         thinking: list[Any] = []
-        calls: list[dict[str, Any]] = []
+        calls: list[Any] = []
+        items: list[dict[str, Any]] = []
         for block in message.content:
             kind = type(block)
             if kind is RawText:
@@ -57,8 +55,9 @@ def raw_converter(model: Model, compat: dict[str, Any], normalize: Callable[[str
             elif kind is RawToolCall:
                 arguments = raw_json_text(block.arguments)
                 if arguments is None or not same and normalize(block.id) != block.id:
-                    return None
-                calls.append({"id": block.id, "type": "function", "function": {"name": block.name, "arguments": arguments}})
+                    raise DeclineTurn
+                calls.append(block)
+                items.append({"id": block.id, "type": "function", "function": {"name": block.name, "arguments": arguments}})
             elif kind is RawThinking and same and block.thinking.strip():
                 thinking.append(block)  # another model's thinking is dropped
         if not texts and not calls:
@@ -67,64 +66,36 @@ def raw_converter(model: Model, compat: dict[str, Any], normalize: Callable[[str
         if thinking and thinking[0].thinking_signature in reasoning_fields:
             item[thinking[0].thinking_signature] = "\n".join(b.thinking for b in thinking)
         if calls:
-            item["tool_calls"] = calls
+            item["tool_calls"] = items
         if pad and "reasoning_content" not in item:
             item["reasoning_content"] = ""
         return item, calls
 
-    def unanswered(pending: list[dict[str, Any]], answered: set[str]) -> list[dict[str, Any]]:
-        return [result(c["id"], c["function"]["name"], NO_RESULT) for c in pending if c["id"] not in answered]
+    def result(message: Any) -> dict[str, Any]:
+        content = message.content
+        if len(content) == 1 and type(content[0]) is RawText:
+            text = content[0].text
+        elif all(type(block) is RawText for block in content):
+            text = "\n".join([block.text for block in content])
+        else:
+            raise DeclineTurn  # an image
+        return tool(message.tool_call_id, message.tool_name, text if text.strip() else "(no tool output)")
 
     def convert(turn: list[Any], offset: int) -> tuple[list[dict[str, Any]], int] | None:
-        out: list[dict[str, Any]] = []
-        pending: list[dict[str, Any]] = []  # the last assistant message's calls
-        answered: set[str] = set()
-        for message in turn:
-            kind = type(message)
-            if kind is RawToolResult:
-                content = message.content
-                if len(content) == 1 and type(content[0]) is RawText:
-                    text = content[0].text
-                elif all(type(block) is RawText for block in content):
-                    text = "\n".join([block.text for block in content])
-                else:
-                    return None
-                out.append(result(message.tool_call_id, message.tool_name, text if text.strip() else "(no tool output)"))
-                if pending:
-                    answered.add(message.tool_call_id)
-                continue
-            if pending:
-                out += unanswered(pending, answered)
-                pending, answered = [], set()
-            if kind is RawAssistant:
-                converted = assistant(message)  # a failed answer's renamed ids still rename its results
-                if converted is None:
-                    return None
-                if message.stop_reason in _DROPPED:
-                    continue
-                item, pending = converted
-            else:
-                item = _user(message)
-                if item is False:
-                    return None
-            if item is not None:
-                out.append(item)
-        if pending:
-            out += unanswered(pending, answered)
-        return out, 0
+        walked = raw_handoff(turn, assistant, _user, result, lambda call: tool(call.id, call.name, NO_RESULT))
+        return None if walked is None else ([item for _, item in walked if item is not None], 0)
 
     return convert
 
 
-def _user(message: Any) -> Any:
-    """The item of a user message, ``None`` for none, ``False`` to decline it (an image)."""
+def _user(message: Any) -> dict[str, Any] | None:
     content = message.content
     if isinstance(content, str):
         return {"role": "user", "content": content}
     parts = []
     for block in content:
         if type(block) is not RawText:
-            return False
+            raise DeclineTurn  # an image
         if block.text:
             parts.append({"type": "text", "text": block.text})
     return {"role": "user", "content": parts} if parts else None

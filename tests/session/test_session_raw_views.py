@@ -1,12 +1,12 @@
 """Turns converted straight from their lines (raw views) must send exactly what the usual way sends.
 
-The Chat Completions provider converts most turns of a resumed session from raw views
+The Chat Completions and Anthropic Messages providers convert most turns of a resumed session from raw views
 (:mod:`pi_core.ai.raw_views`) in one pass of its own, and leaves the rest to the usual way
 (views, handoff rules, converter). Random sessions of every message shape — other models' thinking and
 tool ids, failed answers, unanswered calls, blank and white-space texts, images, escaped surrogates,
 floats in arguments, fields of the wrong type — must give the same request body, byte for byte, as
 the usual way (which test_session_views.py holds to typing every message), for every dialect the raw
-converter takes or declines; plain sessions are also compared with the typed reference directly.
+converters take or decline; plain sessions are also compared with the typed reference directly.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pi_core import SessionManager
 from pi_core.ai import Model
 from pi_core.ai.options import StreamOptions
 from pi_core.ai.wire import body_bytes
-from plugins.providers import openai_completions, openai_completions_raw
+from plugins.providers import anthropic, anthropic_raw, openai_completions, openai_completions_raw
 from plugins.providers.openai_completions import build_payload
 
 from test_session_views import lazy_context, typed_request
@@ -81,7 +81,8 @@ def messages(draw: Any) -> dict[str, Any]:
             out["isError"] = "yes"  # not a bool: the message is left out
         return out
     kinds = draw(st.lists(st.sampled_from(["text", "thinking", "toolCall", "toolCall"]), max_size=4))
-    out = {"role": "assistant", "content": [block(kind, draw) for kind in kinds], "api": "openai-completions",
+    out = {"role": "assistant", "content": [block(kind, draw) for kind in kinds],
+           "api": draw(st.sampled_from(["openai-completions", "anthropic-messages"])),
            "provider": draw(st.sampled_from(["p", "p", "q"])), "model": "m",
            "stopReason": draw(st.sampled_from(["stop", "toolUse", "toolUse", "error", "aborted"])), "timestamp": 3}
     if draw(st.integers(0, 9)) == 0:
@@ -118,22 +119,32 @@ MODELS = [model(), model(provider="q"), model(provider="openai", input=["text"])
           model(compat={"requiresReasoningContentOnAssistantMessages": True}),
           model(compat={"requiresThinkingAsText": True}), model(provider="q", compat={"toolCallIdFormat": "mistral"}),
           model(compat={"requiresAssistantAfterToolResult": True})]
+# Anthropic Messages: the same model, another one, unsigned thinking sent as thinking; and a Claude Code
+# sign-in (tool names as Claude Code spells them).
+ANTHROPIC = [(model(api="anthropic-messages"), StreamOptions()),
+             (model(api="anthropic-messages", provider="q"), StreamOptions()),
+             (model(api="anthropic-messages", compat={"allowEmptySignature": True}), StreamOptions()),
+             (model(api="anthropic-messages"), StreamOptions(api_key="sk-ant-oat01-x"))]
 
 
-def lazy_request(path: Path, m: Model) -> bytes:
+def lazy_request(path: Path, m: Model, options: StreamOptions | None = None) -> bytes:
     s = SessionManager.open(path, read_only=True)
     try:
         openai_completions._TURNS.clear()  # noqa: SLF001 - no reuse: every turn converted
-        return body_bytes(build_payload(m, lazy_context(s), StreamOptions()))
+        anthropic._TURNS.clear()  # noqa: SLF001
+        if m.api == "anthropic-messages":
+            return body_bytes(anthropic.build_payload(m, lazy_context(s), options or StreamOptions())[0])
+        return body_bytes(build_payload(m, lazy_context(s), options or StreamOptions()))
     finally:
         s.close()
 
 
-def usual_request(path: Path, m: Model, monkeypatch: Any) -> bytes:
+def usual_request(path: Path, m: Model, monkeypatch: Any, options: StreamOptions | None = None) -> bytes:
     """The reference: the same request with every turn converted the usual way (from views)."""
     with monkeypatch.context() as patch:
         patch.setattr(openai_completions_raw, "raw_converter", lambda *args: None)
-        return lazy_request(path, m)
+        patch.setattr(anthropic_raw, "raw_converter", lambda *args: None)
+        return lazy_request(path, m, options)
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -141,25 +152,33 @@ def usual_request(path: Path, m: Model, monkeypatch: Any) -> bytes:
 def test_raw_turns_send_what_the_usual_way_sends(tmp_path_factory: Any, monkeypatch: Any,
                                                  conversation: list[dict[str, Any]]) -> None:
     path = write_session(tmp_path_factory.mktemp("raw"), conversation)
-    for m in MODELS:
-        assert lazy_request(path, m) == usual_request(path, m, monkeypatch), m.provider + str(m.compat)
+    for m, options in [(m, None) for m in MODELS] + ANTHROPIC:
+        assert lazy_request(path, m, options) == usual_request(path, m, monkeypatch, options), m.api + str(m.compat)
 
 
-def test_plain_turns_take_the_raw_way(tmp_path: Path, monkeypatch: Any) -> None:
-    """Every turn but the last of a plain conversation is converted from raw views (and sends the same)."""
-    taken: list[int] = []
-    real = openai_completions_raw.raw_converter
+def raw_calls(monkeypatch: Any, module: Any) -> list[bool]:
+    """Whether each turn handed to ``module``'s raw converter was taken (``False``: declined)."""
+    taken: list[bool] = []
+    real = module.raw_converter
 
     def spy(*args: Any) -> Any:
         convert = real(*args)
+        if convert is None:
+            return None
 
         def counted(turn: list[Any], offset: int) -> Any:
             done = convert(turn, offset)
             taken.append(done is not None)
             return done
-        return None if convert is None else counted
+        return counted
 
-    monkeypatch.setattr(openai_completions_raw, "raw_converter", spy)
+    monkeypatch.setattr(module, "raw_converter", spy)
+    return taken
+
+
+def test_plain_turns_take_the_raw_way(tmp_path: Path, monkeypatch: Any) -> None:
+    """Every turn but the last of a plain conversation is converted from raw views (and sends the same)."""
+    taken = raw_calls(monkeypatch, openai_completions_raw)
     conversation: list[dict[str, Any]] = []
     for n in range(30):
         conversation.append({"role": "assistant", "api": "openai-completions", "provider": "p" if n % 2 else "q",
@@ -186,14 +205,7 @@ def test_plain_turns_take_the_raw_way(tmp_path: Path, monkeypatch: Any) -> None:
 
 
 def test_an_image_or_a_renamed_id_goes_the_usual_way(tmp_path: Path, monkeypatch: Any) -> None:
-    declined: list[bool] = []
-    real = openai_completions_raw.raw_converter
-
-    def spy(*args: Any) -> Any:
-        convert = real(*args)
-        return lambda turn, offset: (declined.append(convert(turn, offset) is None), convert(turn, offset))[1]
-
-    monkeypatch.setattr(openai_completions_raw, "raw_converter", spy)
+    taken = raw_calls(monkeypatch, openai_completions_raw)
     call = {"role": "assistant", "api": "openai-completions", "provider": "q", "model": "m", "stopReason": "toolUse",
             "timestamp": 3, "content": [{"type": "toolCall", "id": "call|item", "name": "read", "arguments": {}}]}
     result = {"role": "toolResult", "toolCallId": "call|item", "toolName": "read", "isError": False, "timestamp": 4,
@@ -202,7 +214,7 @@ def test_an_image_or_a_renamed_id_goes_the_usual_way(tmp_path: Path, monkeypatch
                                     {"role": "assistant", "api": "openai-completions", "provider": "p", "model": "m",
                                      "stopReason": "stop", "timestamp": 5, "content": [{"type": "text", "text": "ok"}]}])
     assert lazy_request(path, model()) == typed_request(path, model())
-    assert declined == [False, True, True]  # the first turn; the renamed id (another model's); the image
+    assert taken == [True, False, False]  # the first turn; the renamed id (another model's); the image
 
 
 def test_a_message_its_view_would_refuse_goes_the_usual_way(tmp_path: Path) -> None:
@@ -222,6 +234,10 @@ def test_a_message_its_view_would_refuse_goes_the_usual_way(tmp_path: Path) -> N
                                     {"role": "user", "content": "go on", "timestamp": 4}])
     sent = lazy_request(path, model())
     assert sent == typed_request(path, model())
+    assert b"answer 4" in sent and b"answer 1" not in sent and b"answer 2" not in sent and b"answer 3" not in sent
+    m, options = ANTHROPIC[1]
+    sent = lazy_request(path, m, options)
+    assert sent == typed_request_anthropic(path, m, options)
     assert b"answer 4" in sent and b"answer 1" not in sent and b"answer 2" not in sent and b"answer 3" not in sent
 
 
@@ -280,5 +296,53 @@ def test_lines_read_in_one_go_are_the_lines_read_one_by_one(tmp_path_factory: An
             with monkeypatch.context() as patch:
                 patch.setattr(RecordStore, "_raw_lines", lambda self, records: None)
                 assert message_lines(messages, lo, hi) == fast
+    finally:
+        s.close()
+
+
+def test_anthropic_turns_take_the_raw_way(tmp_path: Path, monkeypatch: Any) -> None:
+    """Thinking signed, unsigned, blank and redacted; tool results parted by a user message and joined
+    across a failed answer; a blank user message; Claude Code tool names: sent as the usual way sends them."""
+    taken = raw_calls(monkeypatch, anthropic_raw)
+
+    def answer(n: int, *blocks: dict[str, Any], stop: str = "toolUse") -> dict[str, Any]:
+        return {"role": "assistant", "api": "anthropic-messages", "provider": "p", "model": "m", "stopReason": stop,
+                "timestamp": 3, "content": [*blocks, {"type": "text", "text": f"answer {n}"},
+                                            {"type": "toolCall", "id": f"toolu_{n}", "name": "read", "arguments": {"n": n}}]}
+
+    def result(n: int, error: bool = False) -> dict[str, Any]:
+        return {"role": "toolResult", "toolCallId": f"toolu_{n}", "toolName": "read", "isError": error, "timestamp": 4,
+                "content": [{"type": "text", "text": f"out {n}"}, {"type": "text", "text": "more"}]}
+
+    conversation = [
+        answer(1, {"type": "thinking", "thinking": "signed", "thinkingSignature": "sig"}), result(1),
+        {"role": "user", "content": "steer", "timestamp": 5}, result(9, error=True),
+        answer(2, {"type": "thinking", "thinking": "unsigned"}), result(2),
+        answer(3, {"type": "thinking", "thinking": " ", "thinkingSignature": ""},
+               {"type": "thinking", "thinking": "", "redacted": True, "thinkingSignature": "opaque"}),
+        answer(4, stop="error"), result(3), result(4),
+        {"role": "user", "content": "  ", "timestamp": 6},
+        answer(5), {"role": "user", "content": [{"type": "text", "text": " "}, {"type": "text", "text": "hi"}],
+                    "timestamp": 7}]
+    path = write_session(tmp_path, conversation)
+    for m, options in ANTHROPIC:
+        taken.clear()
+        assert lazy_request(path, m, options) == usual_request(path, m, monkeypatch, options)
+        assert len(taken) == 5 and all(taken)
+    m, options = ANTHROPIC[0]
+    assert lazy_request(path, m, options) == typed_request_anthropic(path, m, options)
+
+
+def typed_request_anthropic(path: Path, m: Model, options: StreamOptions) -> bytes:
+    from pi_core.ai import Context
+    from pi_core.ai.http import encode_json
+    from pi_core.session import convert_to_llm
+
+    s = SessionManager.open(path, read_only=True)
+    try:
+        messages = [msg for msg in s.build_session_context().messages if msg.role != "system"]
+        anthropic._TURNS.clear()  # noqa: SLF001
+        payload = anthropic.build_payload(m, Context(system_prompt="sys", messages=convert_to_llm(messages)), options)[0]
+        return encode_json({**payload, "messages": list(payload["messages"])})
     finally:
         s.close()
