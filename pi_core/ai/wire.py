@@ -50,15 +50,15 @@ def _json_items(part: bytes) -> list[Any]:
     return _decode(b"[" + part + b"]") if part else []
 
 
-def _encode_items(items: list[Any]) -> bytes | memoryview:
-    """The items as JSON, without the brackets of the array (``b""`` for none; a view of the encoded
-    array, not a copy of it)."""
+def _encode_items(items: list[Any]) -> bytes:
+    """The items as JSON, without the brackets of the array (``b""`` for none). A copy: a view of the
+    encoded array would keep msgspec's output buffer, which measured 60 MB more on 50,000 turns."""
     global _encode_json
     if _encode_json is None:
         from .http import encode_json
 
         _encode_json = encode_json
-    return memoryview(_encode_json(items))[1:-1] if items else b""
+    return _encode_json(items)[1:-1] if items else b""
 
 
 _encode_json: Any = None
