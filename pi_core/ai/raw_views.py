@@ -62,8 +62,10 @@ def _twin(view: type) -> type:
         else:
             fields.append((f.name, _swap(f.type)))
     config = view.__struct_config__
-    twin = msgspec.defstruct(f"Raw{view.__name__.removesuffix('MessageView').removesuffix('View')}", fields, tag_field=config.tag_field, tag=config.tag,
-                             rename="camel", module=__name__, gc=False)
+    name = "Raw" + view.__name__.removesuffix("MessageView").removesuffix("View")
+    # gc=False: a raw view holds strings, numbers and other raw views, never a cycle
+    twin = msgspec.defstruct(name, fields, tag_field=config.tag_field, tag=config.tag, rename="camel",
+                             module=__name__, gc=False)
     _TWINS[view] = twin
     return twin
 

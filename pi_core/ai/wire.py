@@ -225,7 +225,7 @@ class TurnCache:
             views: list[Any] = []  # read for the turns that are converted, up to the next stored one
             first = lo
             bounds = starts[bisect.bisect_left(starts, lo):bisect.bisect_left(starts, hi)] + [hi]
-            raws = _raw_views(messages, lo, hi) if raw_turn is not None else None
+            raws: list[Any] | None = None  # read when the window has a turn to convert
             for n, (start, end) in enumerate(zip(bounds, bounds[1:])):
                 found = stored.get(start)
                 if found is not None and found[3] == offset:  # a stored turn after one that was not
@@ -236,14 +236,16 @@ class TurnCache:
                     turns.counts.append(found[1])
                     continue
                 done = None
-                if raws is not None and end < len(items):
+                if raw_turn is not None and end < len(items):
+                    if raws is None:
+                        raws = _raw_views(messages, lo, hi)
                     turn = raws[start - lo:end - lo]
                     done = None if None in turn else raw_turn(turn, offset)
                 if done is not None:
                     converted, consumed = done
                 else:
                     if end > first + len(views):
-                        stop = end if raws is not None else next((b for b in bounds[n + 1:-1] if b in stored), hi)
+                        stop = end if raw_turn is not None else next((b for b in bounds[n + 1:-1] if b in stored), hi)
                         first, views = start, message_views(messages, start, stop)
                     turn = [v for v in views[start - first:end - first] if v is not None]
                     converted, consumed = convert_turn(turn, offset)
