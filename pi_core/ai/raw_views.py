@@ -9,7 +9,8 @@ file, and converts the turn the usual way whenever it declines (returns ``None``
 protocol renames, whatever it does not handle.
 
 A raw view is the view with a tool call's ``arguments`` kept as the bytes of its JSON
-(:class:`msgspec.Raw`, see :func:`raw_json_text`): a request carries them as JSON text anyway.
+(:class:`msgspec.Raw`, see :func:`raw_json_text`): a request carries them as JSON text anyway. Like a view
+it has ``role`` (messages) and ``type`` (blocks) as class attributes.
 :func:`decode_lines` accepts exactly the lines whose messages decode as views (the structs are made from
 the views' own fields), so a message the usual way would leave out never reaches a raw converter. A line
 holding an unpaired surrogate (an escape JSON allows and UTF-8 cannot hold) does not decode here either;
@@ -66,6 +67,9 @@ def _twin(view: type) -> type:
     # gc=False: a raw view holds strings, numbers and other raw views, never a cycle
     twin = msgspec.defstruct(name, fields, tag_field=config.tag_field, tag=config.tag, rename="camel",
                              module=__name__, gc=False)
+    for name in ("role", "type"):  # told apart like the views (and the models) where that is enough
+        if hasattr(view, name):
+            setattr(twin, name, getattr(view, name))
     _TWINS[view] = twin
     return twin
 

@@ -9,6 +9,7 @@ thinking block's signature, so the next request can replay them verbatim. Tool-c
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from pi_core import hookimpl, parse_json
@@ -109,7 +110,7 @@ def _tool_output(model: Model, result: Any) -> Any:
     return parts
 
 
-def _assistant_items(message: Any, model: Model, index: int) -> list[dict[str, Any]]:
+def _assistant_items(message: Any, model: Model, index: int, arguments: Callable[[Any], str]) -> list[dict[str, Any]]:
     same_api = message.provider == model.provider and message.api == model.api
     other_model = same_api and message.model != model.id
     items: list[dict[str, Any]] = []
@@ -139,7 +140,7 @@ def _assistant_items(message: Any, model: Model, index: int) -> list[dict[str, A
             entry: dict[str, Any] = {"type": "function_call"}
             if item_id.startswith("fc_") and not other_model:
                 entry["id"] = item_id
-            entry.update({"call_id": call, "name": block.name, "arguments": js_json(block.arguments)})
+            entry.update({"call_id": call, "name": block.name, "arguments": arguments(block)})
             items.append(entry)
     return items
 
@@ -162,8 +163,10 @@ def encoded_input(model: Model, context: Context) -> EncodedMessages:
             else "system"
         head.append({"role": role, "content": sanitize_surrogates(prompt)})
     key = json.dumps([model.provider, model.api, model.id, list(model.input)])
+    from .openai_responses_raw import raw_converter
+
     return _TURNS.convert(key, conversation_messages(context),
-                          lambda turn, offset: _convert_turn(turn, model, offset), head)
+                          lambda turn, offset: _convert_turn(turn, model, offset), head, raw_converter(model))
 
 
 _TURNS = TurnCache()
@@ -175,21 +178,29 @@ def _convert_turn(turn: list[Any], model: Model, offset: int) -> tuple[list[dict
     messages = transform_messages(conversation(turn), model, normalize_tool_call_id)
     items: list[dict[str, Any]] = []
     for index, message in enumerate(messages, offset):
-        role = message.role
-        if role == "user":
-            if isinstance(message.content, str):
-                items.append({"role": "user", "content": [{"type": "input_text",
-                                                           "text": sanitize_surrogates(message.content)}]})
-            elif message.content:
-                items.append({"role": "user", "content": [
-                    {"type": "input_text", "text": sanitize_surrogates(b.text)} if b.type == "text"
-                    else {"type": "input_image", "detail": "auto", "image_url": data_uri(b)} for b in message.content]})
-        elif role == "assistant":
-            items += _assistant_items(message, model, index)
-        elif role == "toolResult":
-            items.append({"type": "function_call_output", "call_id": message.tool_call_id.split("|")[0],
-                          "output": _tool_output(model, message)})
+        items += items_of_message(message, model, index)
     return items, len(messages)
+
+
+def items_of_message(message: Any, model: Model, index: int,
+                     arguments: Callable[[Any], str] = lambda call: js_json(call.arguments)) -> list[dict[str, Any]]:
+    """The items of one message (after handoff), the conversation's message number ``index``;
+    ``arguments(call)``: a tool call's arguments as JSON text."""
+    role = message.role
+    if role == "user":
+        if isinstance(message.content, str):
+            return [{"role": "user", "content": [{"type": "input_text", "text": sanitize_surrogates(message.content)}]}]
+        if message.content:
+            return [{"role": "user", "content": [
+                {"type": "input_text", "text": sanitize_surrogates(b.text)} if b.type == "text"
+                else {"type": "input_image", "detail": "auto", "image_url": data_uri(b)} for b in message.content]}]
+        return []
+    if role == "assistant":
+        return _assistant_items(message, model, index, arguments)
+    if role == "toolResult":
+        return [{"type": "function_call_output", "call_id": message.tool_call_id.split("|")[0],
+                 "output": _tool_output(model, message)}]
+    return []
 
 
 def build_payload(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:

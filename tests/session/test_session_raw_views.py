@@ -1,6 +1,6 @@
 """Turns converted straight from their lines (raw views) must send exactly what the usual way sends.
 
-The Chat Completions and Anthropic Messages providers convert most turns of a resumed session from raw views
+The Chat Completions, Anthropic Messages and OpenAI Responses providers convert most turns of a resumed session from raw views
 (:mod:`pi_core.ai.raw_views`) in one pass of its own, and leaves the rest to the usual way
 (views, handoff rules, converter). Random sessions of every message shape — other models' thinking and
 tool ids, failed answers, unanswered calls, blank and white-space texts, images, escaped surrogates,
@@ -21,7 +21,8 @@ from pi_core import SessionManager
 from pi_core.ai import Model
 from pi_core.ai.options import StreamOptions
 from pi_core.ai.wire import body_bytes
-from plugins.providers import anthropic, anthropic_raw, openai_completions, openai_completions_raw
+from plugins.providers import (anthropic, anthropic_raw, openai_completions, openai_completions_raw, openai_responses,
+                               openai_responses_raw)
 from plugins.providers.openai_completions import build_payload
 
 from test_session_views import lazy_context, typed_request
@@ -50,10 +51,15 @@ ARGUMENTS = rarely(
 
 def block(kind: str, draw: Any) -> dict[str, Any]:
     if kind == "text":
-        return {"type": "text", "text": draw(rarely(TEXTS, st.sampled_from([5, None])))}
+        out = {"type": "text", "text": draw(rarely(TEXTS, st.sampled_from([5, None])))}
+        signature = draw(st.sampled_from([None, None, "msg_plain", '{"v":1,"id":"msg_9","phase":"final_answer"}']))
+        if signature:
+            out["textSignature"] = signature
+        return out
     if kind == "thinking":
         out = {"type": "thinking", "thinking": draw(rarely(TEXTS, st.just(7)))}
-        signature = draw(st.sampled_from([None, "reasoning_content", "reasoning", "sig"]))
+        signature = draw(st.sampled_from([None, "reasoning_content", "reasoning", "sig",
+                                          '{"type":"reasoning","id":"rs_1","summary":[]}']))
         if signature:
             out["thinkingSignature"] = signature
         if draw(st.booleans()):
@@ -82,7 +88,7 @@ def messages(draw: Any) -> dict[str, Any]:
         return out
     kinds = draw(st.lists(st.sampled_from(["text", "thinking", "toolCall", "toolCall"]), max_size=4))
     out = {"role": "assistant", "content": [block(kind, draw) for kind in kinds],
-           "api": draw(st.sampled_from(["openai-completions", "anthropic-messages"])),
+           "api": draw(st.sampled_from(["openai-completions", "anthropic-messages", "openai-responses"])),
            "provider": draw(st.sampled_from(["p", "p", "q"])), "model": "m",
            "stopReason": draw(st.sampled_from(["stop", "toolUse", "toolUse", "error", "aborted"])), "timestamp": 3}
     if draw(st.integers(0, 9)) == 0:
@@ -125,6 +131,9 @@ ANTHROPIC = [(model(api="anthropic-messages"), StreamOptions()),
              (model(api="anthropic-messages", provider="q"), StreamOptions()),
              (model(api="anthropic-messages", compat={"allowEmptySignature": True}), StreamOptions()),
              (model(api="anthropic-messages"), StreamOptions(api_key="sk-ant-oat01-x"))]
+# OpenAI Responses: the same model; OpenAI itself (which keeps "call|item" ids); another provider.
+RESPONSES = [(model(api="openai-responses"), None), (model(api="openai-responses", provider="openai"), None),
+             (model(api="openai-responses", provider="q", input=["text"]), None)]
 
 
 def lazy_request(path: Path, m: Model, options: StreamOptions | None = None) -> bytes:
@@ -132,6 +141,9 @@ def lazy_request(path: Path, m: Model, options: StreamOptions | None = None) -> 
     try:
         openai_completions._TURNS.clear()  # noqa: SLF001 - no reuse: every turn converted
         anthropic._TURNS.clear()  # noqa: SLF001
+        openai_responses._TURNS.clear()  # noqa: SLF001
+        if m.api == "openai-responses":
+            return body_bytes(openai_responses.build_payload(m, lazy_context(s), options or StreamOptions()))
         if m.api == "anthropic-messages":
             return body_bytes(anthropic.build_payload(m, lazy_context(s), options or StreamOptions())[0])
         return body_bytes(build_payload(m, lazy_context(s), options or StreamOptions()))
@@ -144,6 +156,7 @@ def usual_request(path: Path, m: Model, monkeypatch: Any, options: StreamOptions
     with monkeypatch.context() as patch:
         patch.setattr(openai_completions_raw, "raw_converter", lambda *args: None)
         patch.setattr(anthropic_raw, "raw_converter", lambda *args: None)
+        patch.setattr(openai_responses_raw, "raw_converter", lambda *args: None)
         return lazy_request(path, m, options)
 
 
@@ -152,7 +165,7 @@ def usual_request(path: Path, m: Model, monkeypatch: Any, options: StreamOptions
 def test_raw_turns_send_what_the_usual_way_sends(tmp_path_factory: Any, monkeypatch: Any,
                                                  conversation: list[dict[str, Any]]) -> None:
     path = write_session(tmp_path_factory.mktemp("raw"), conversation)
-    for m, options in [(m, None) for m in MODELS] + ANTHROPIC:
+    for m, options in [(m, None) for m in MODELS] + ANTHROPIC + RESPONSES:
         assert lazy_request(path, m, options) == usual_request(path, m, monkeypatch, options), m.api + str(m.compat)
 
 
@@ -198,6 +211,11 @@ def test_plain_turns_take_the_raw_way(tmp_path: Path, monkeypatch: Any) -> None:
         taken.clear()
         assert lazy_request(path, m) == typed_request(path, m)
         assert len(taken) == 30 and all(taken)
+    responses = raw_calls(monkeypatch, openai_responses_raw)
+    for m, _ in RESPONSES:
+        responses.clear()
+        assert lazy_request(path, m) == usual_request(path, m, monkeypatch)
+        assert len(responses) == 30 and all(responses)
     taken.clear()
     assert lazy_request(path, model(compat={"requiresThinkingAsText": True})) == \
         typed_request(path, model(compat={"requiresThinkingAsText": True}))
