@@ -30,6 +30,7 @@ from .openai_responses import items_of_message, normalize_tool_call_id
 
 def raw_converter(model: Model) -> Callable[[list[Any], int], Any]:
     """``raw_turn`` for :meth:`pi_core.ai.TurnCache.convert`."""
+    texts: dict[int, str] = {}  # the turn's tool calls' arguments as JSON text, by id() of the call
 
     def assistant(message: Any) -> tuple[Any, list[Any]]:
         if not (message.provider == model.provider and message.api == model.api and message.model == model.id):
@@ -44,8 +45,10 @@ def raw_converter(model: Model) -> Callable[[list[Any], int], Any]:
             message = msgspec.structs.replace(message, content=blocks)
         calls = [block for block in message.content if type(block) is RawToolCall]
         for call in calls:
-            if raw_json_text(call.arguments) is None:
+            text = raw_json_text(call.arguments)
+            if text is None:
                 raise DeclineTurn
+            texts[id(call)] = text
         return message, calls
 
     def no_images(message: Any) -> Any:
@@ -53,20 +56,20 @@ def raw_converter(model: Model) -> Callable[[list[Any], int], Any]:
             raise DeclineTurn
         return message
 
+    def arguments(call: Any) -> str:
+        return texts[id(call)]  # decoded once, by assistant()
+
     def convert(turn: list[Any], offset: int) -> tuple[list[dict[str, Any]], int] | None:
+        texts.clear()  # the calls of the turn before may be gone, and their ids taken again
         walked = raw_handoff(turn, assistant, no_images, no_images, _missing)
         if walked is None:
             return None
         items: list[dict[str, Any]] = []
         for index, (_, message) in enumerate(walked, offset):
-            items += items_of_message(message, model, index, _arguments)
+            items += items_of_message(message, model, index, arguments)
         return items, len(walked)
 
     return convert
-
-
-def _arguments(call: Any) -> str:
-    return raw_json_text(call.arguments)  # type: ignore[return-value] # checked by assistant()
 
 
 def _missing(call: Any) -> Any:
