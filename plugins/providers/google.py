@@ -8,10 +8,12 @@ replayed only to the same provider and model.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import re
 import time
+from collections.abc import Callable
 from typing import Any
 
 from pi_core import hookimpl, parse_json
@@ -50,11 +52,13 @@ BUDGETS = {"2.5-pro": {"minimal": 128, "low": 2048, "medium": 8192, "high": 3276
            "2.5-flash": {"minimal": 128, "low": 2048, "medium": 8192, "high": 24576}}
 
 
+@functools.lru_cache(maxsize=64)  # asked for every message of a request
 def gemini_major(model_id: str) -> int | None:
     match = re.match(r"^gemini(?:-live)?-(\d+)", model_id.lower())
     return int(match.group(1)) if match else None
 
 
+@functools.lru_cache(maxsize=64)
 def requires_tool_call_id(model_id: str) -> bool:
     major = gemini_major(model_id)
     return model_id.startswith(("claude-", "gpt-oss-")) or (major is not None and major >= 3)
@@ -72,7 +76,13 @@ def _signature(same: bool, signature: str | None) -> str | None:
 
 
 # -- messages -------------------------------------------------------------------------------------
-def _model_parts(message: Any, model: Model) -> list[dict[str, Any]]:
+def _view_arguments(call: Any) -> Any:
+    return call.arguments
+
+
+def model_parts(message: Any, model: Model, arguments: Callable[[Any], Any] = _view_arguments) -> list[dict[str, Any]]:
+    """The ``parts`` of an assistant message (after handoff); ``arguments(call)``: a tool call's
+    arguments as a dict (or ``None``)."""
     same = message.provider == model.provider and message.model == model.id
     parts: list[dict[str, Any]] = []
     for block in message.content:
@@ -89,7 +99,7 @@ def _model_parts(message: Any, model: Model) -> list[dict[str, Any]]:
             elif not same and block.thinking.strip():
                 parts.append({"text": sanitize_surrogates(block.thinking)})
         elif kind == "toolCall":
-            call: dict[str, Any] = {"name": block.name, "args": block.arguments or {}}
+            call: dict[str, Any] = {"name": block.name, "args": arguments(block) or {}}
             if requires_tool_call_id(model.id):
                 call["id"] = block.id
             sig = _signature(same, block.thought_signature)
@@ -97,25 +107,41 @@ def _model_parts(message: Any, model: Model) -> list[dict[str, Any]]:
     return parts
 
 
-def _function_response(result: Any, model: Model, contents: list[dict[str, Any]]) -> None:
+def function_response(result: Any, model: Model) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The ``functionResponse`` of a tool result (after handoff), and the parts of its images that go in
+    a content of their own (models before Gemini 3 take no images in a response)."""
     text = "\n".join(b.text for b in result.content if b.type == "text")
     images = [b for b in result.content if b.type == "image"] if "image" in model.input else []
     value = sanitize_surrogates(text) if text.strip() else "(see attached image)" if images else ""
-    multimodal = (gemini_major(model.id) or 3) >= 3
-    image_parts = [{"inlineData": {"mimeType": b.mime_type, "data": b.data}} for b in images]
     response: dict[str, Any] = {"name": result.tool_name, "response": {"error": value} if result.is_error
                                 else {"output": value}}
-    if images and multimodal:
+    image_parts = [{"inlineData": {"mimeType": b.mime_type, "data": b.data}} for b in images]
+    multimodal = bool(images) and (gemini_major(model.id) or 3) >= 3
+    if multimodal:
         response["parts"] = image_parts
     if requires_tool_call_id(model.id):
         response["id"] = result.tool_call_id
+    return response, image_parts if images and not multimodal else []
+
+
+def add_function_response(contents: list[dict[str, Any]], response: dict[str, Any]) -> None:
+    """Append ``response`` to ``contents``: consecutive results share one ``user`` content."""
     last = contents[-1] if contents else None
     if last and last["role"] == "user" and any("functionResponse" in p for p in last["parts"]):
-        last["parts"].append({"functionResponse": response})  # consecutive results share one turn
+        last["parts"].append({"functionResponse": response})
     else:
         contents.append({"role": "user", "parts": [{"functionResponse": response}]})
-    if images and not multimodal:
-        contents.append({"role": "user", "parts": [{"text": "Tool result image:"}, *image_parts]})
+
+
+def user_content(message: Any) -> dict[str, Any] | None:
+    """The content of a user message (``None`` for one without blocks)."""
+    if isinstance(message.content, str):
+        return {"role": "user", "parts": [{"text": sanitize_surrogates(message.content)}]}
+    if not message.content:
+        return None
+    return {"role": "user", "parts": [{"text": sanitize_surrogates(b.text)} if b.type == "text"
+                                      else {"inlineData": {"mimeType": b.mime_type, "data": b.data}}
+                                      for b in message.content]}
 
 
 def convert_contents(model: Model, context: Context) -> list[dict[str, Any]]:
@@ -130,7 +156,10 @@ def encoded_contents(model: Model, context: Context) -> EncodedMessages:
     in it. Consecutive tool results share one ``user`` content; results stored after a failed answer
     (which is left out) start one of their own."""
     key = json.dumps([model.provider, model.api, model.id, list(model.input)])
-    return _TURNS.convert(key, conversation_messages(context), lambda turn, offset: (_convert_turn(turn, model), 0))
+    from .google_raw import raw_converter
+
+    return _TURNS.convert(key, conversation_messages(context), lambda turn, offset: (_convert_turn(turn, model), 0),
+                          raw_turn=raw_converter(model))
 
 
 _TURNS = TurnCache()
@@ -142,18 +171,18 @@ def _convert_turn(turn: list[Any], model: Model) -> list[dict[str, Any]]:
     for message in transform_messages(conversation(turn), model, normalize):
         role = message.role
         if role == "user":
-            if isinstance(message.content, str):
-                contents.append({"role": "user", "parts": [{"text": sanitize_surrogates(message.content)}]})
-            elif message.content:
-                contents.append({"role": "user", "parts": [
-                    {"text": sanitize_surrogates(b.text)} if b.type == "text"
-                    else {"inlineData": {"mimeType": b.mime_type, "data": b.data}} for b in message.content]})
+            content = user_content(message)
+            if content is not None:
+                contents.append(content)
         elif role == "assistant":
-            parts = _model_parts(message, model)
+            parts = model_parts(message, model)
             if parts:
                 contents.append({"role": "model", "parts": parts})
         elif role == "toolResult":
-            _function_response(message, model, contents)
+            response, image_parts = function_response(message, model)
+            add_function_response(contents, response)
+            if image_parts:
+                contents.append({"role": "user", "parts": [{"text": "Tool result image:"}, *image_parts]})
     return contents
 
 

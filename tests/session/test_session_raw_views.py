@@ -1,8 +1,8 @@
 """Turns converted straight from their lines (raw views) must send exactly what the usual way sends.
 
-The Chat Completions, Anthropic Messages and OpenAI Responses providers convert most turns of a resumed session from raw views
-(:mod:`pi_core.ai.raw_views`) in one pass of its own, and leaves the rest to the usual way
-(views, handoff rules, converter). Random sessions of every message shape — other models' thinking and
+The Chat Completions, Anthropic Messages, OpenAI Responses and Gemini providers convert most turns of a
+resumed session from raw views (:mod:`pi_core.ai.raw_views`) in one pass of their own, and leave the rest
+to the usual way (views, handoff rules, converter). Random sessions of every message shape — other models' thinking and
 tool ids, failed answers, unanswered calls, blank and white-space texts, images, escaped surrogates,
 floats in arguments, fields of the wrong type — must give the same request body, byte for byte, as
 the usual way (which test_session_views.py holds to typing every message), for every dialect the raw
@@ -21,8 +21,8 @@ from pi_core import SessionManager
 from pi_core.ai import Model
 from pi_core.ai.options import StreamOptions
 from pi_core.ai.wire import body_bytes
-from plugins.providers import (anthropic, anthropic_raw, openai_completions, openai_completions_raw, openai_responses,
-                               openai_responses_raw)
+from plugins.providers import (anthropic, anthropic_raw, google, google_raw, openai_completions, openai_completions_raw,
+                               openai_responses, openai_responses_raw)
 from plugins.providers.openai_completions import build_payload
 
 from test_session_views import lazy_context, typed_request
@@ -52,14 +52,15 @@ ARGUMENTS = rarely(
 def block(kind: str, draw: Any) -> dict[str, Any]:
     if kind == "text":
         out = {"type": "text", "text": draw(rarely(TEXTS, st.sampled_from([5, None])))}
-        signature = draw(st.sampled_from([None, None, "msg_plain", '{"v":1,"id":"msg_9","phase":"final_answer"}']))
+        signature = draw(st.sampled_from([None, None, "msg_plain", '{"v":1,"id":"msg_9","phase":"final_answer"}',
+                                          "c2lnbmVk"]))
         if signature:
             out["textSignature"] = signature
         return out
     if kind == "thinking":
         out = {"type": "thinking", "thinking": draw(rarely(TEXTS, st.just(7)))}
         signature = draw(st.sampled_from([None, "reasoning_content", "reasoning", "sig",
-                                          '{"type":"reasoning","id":"rs_1","summary":[]}']))
+                                          '{"type":"reasoning","id":"rs_1","summary":[]}', "c2lnbmVk"]))
         if signature:
             out["thinkingSignature"] = signature
         if draw(st.booleans()):
@@ -67,8 +68,12 @@ def block(kind: str, draw: Any) -> dict[str, Any]:
         return out
     if kind == "image":
         return dict(IMAGE)
-    return {"type": "toolCall", "id": draw(IDS), "name": draw(st.sampled_from(["read", "bash"])),
-            "arguments": draw(ARGUMENTS)}
+    out = {"type": "toolCall", "id": draw(IDS), "name": draw(st.sampled_from(["read", "bash"])),
+           "arguments": draw(ARGUMENTS)}
+    signature = draw(st.sampled_from([None, None, "c2lnbmVk", "not base64"]))  # Gemini's thought signatures
+    if signature:
+        out["thoughtSignature"] = signature
+    return out
 
 
 @st.composite
@@ -88,8 +93,9 @@ def messages(draw: Any) -> dict[str, Any]:
         return out
     kinds = draw(st.lists(st.sampled_from(["text", "thinking", "toolCall", "toolCall"]), max_size=4))
     out = {"role": "assistant", "content": [block(kind, draw) for kind in kinds],
-           "api": draw(st.sampled_from(["openai-completions", "anthropic-messages", "openai-responses"])),
-           "provider": draw(st.sampled_from(["p", "p", "q"])), "model": "m",
+           "api": draw(st.sampled_from(["openai-completions", "anthropic-messages", "openai-responses",
+                                        "google-generative-ai"])),
+           "provider": draw(st.sampled_from(["p", "p", "q"])), "model": draw(st.sampled_from(["m", "m", "gemini-3-pro"])),
            "stopReason": draw(st.sampled_from(["stop", "toolUse", "toolUse", "error", "aborted"])), "timestamp": 3}
     if draw(st.integers(0, 9)) == 0:
         out["usage"] = "none"  # of the wrong type: the message is left out
@@ -134,6 +140,12 @@ ANTHROPIC = [(model(api="anthropic-messages"), StreamOptions()),
 # OpenAI Responses: the same model; OpenAI itself (which keeps "call|item" ids); another provider.
 RESPONSES = [(model(api="openai-responses"), None), (model(api="openai-responses", provider="openai"), None),
              (model(api="openai-responses", provider="q", input=["text"]), None)]
+# Gemini: ids not sent; ids sent (Gemini 3: another model's are renamed), for another provider and for
+# the provider of most messages (whose "gemini-3-pro" answers through other APIs are the same provider
+# and model, but not the same API), with and without images.
+GOOGLE = [(model(api="google-generative-ai"), None),
+          (model(api="google-generative-ai", id="gemini-3-pro", provider="q"), None),
+          (model(api="google-generative-ai", id="gemini-3-pro", input=["text"]), None)]
 
 
 def lazy_request(path: Path, m: Model, options: StreamOptions | None = None) -> bytes:
@@ -142,6 +154,9 @@ def lazy_request(path: Path, m: Model, options: StreamOptions | None = None) -> 
         openai_completions._TURNS.clear()  # noqa: SLF001 - no reuse: every turn converted
         anthropic._TURNS.clear()  # noqa: SLF001
         openai_responses._TURNS.clear()  # noqa: SLF001
+        google._TURNS.clear()  # noqa: SLF001
+        if m.api == "google-generative-ai":
+            return body_bytes(google.build_payload(m, lazy_context(s), options or StreamOptions()))
         if m.api == "openai-responses":
             return body_bytes(openai_responses.build_payload(m, lazy_context(s), options or StreamOptions()))
         if m.api == "anthropic-messages":
@@ -157,6 +172,7 @@ def usual_request(path: Path, m: Model, monkeypatch: Any, options: StreamOptions
         patch.setattr(openai_completions_raw, "raw_converter", lambda *args: None)
         patch.setattr(anthropic_raw, "raw_converter", lambda *args: None)
         patch.setattr(openai_responses_raw, "raw_converter", lambda *args: None)
+        patch.setattr(google_raw, "raw_converter", lambda *args: None)
         return lazy_request(path, m, options)
 
 
@@ -165,7 +181,7 @@ def usual_request(path: Path, m: Model, monkeypatch: Any, options: StreamOptions
 def test_raw_turns_send_what_the_usual_way_sends(tmp_path_factory: Any, monkeypatch: Any,
                                                  conversation: list[dict[str, Any]]) -> None:
     path = write_session(tmp_path_factory.mktemp("raw"), conversation)
-    for m, options in [(m, None) for m in MODELS] + ANTHROPIC + RESPONSES:
+    for m, options in [(m, None) for m in MODELS] + ANTHROPIC + RESPONSES + GOOGLE:
         assert lazy_request(path, m, options) == usual_request(path, m, monkeypatch, options), m.api + str(m.compat)
 
 
@@ -216,6 +232,11 @@ def test_plain_turns_take_the_raw_way(tmp_path: Path, monkeypatch: Any) -> None:
         responses.clear()
         assert lazy_request(path, m) == usual_request(path, m, monkeypatch)
         assert len(responses) == 30 and all(responses)
+    gemini = raw_calls(monkeypatch, google_raw)
+    for m, _ in GOOGLE:
+        gemini.clear()
+        assert lazy_request(path, m) == usual_request(path, m, monkeypatch)
+        assert len(gemini) == 30 and all(gemini)
     taken.clear()
     assert lazy_request(path, model(compat={"requiresThinkingAsText": True})) == \
         typed_request(path, model(compat={"requiresThinkingAsText": True}))
