@@ -17,12 +17,15 @@ prompt tokens under one of several names, and the finish reasons ``stop``, ``len
 
 from __future__ import annotations
 
+import itertools
+import json
 from typing import Any
 
 from pi_core import JSONInputError, parse_json
 from pi_core.ai import (
     ApiProvider,
     Context,
+    EncodedMessages,
     MissingApiKeyError,
     Model,
     ProviderError,
@@ -32,6 +35,7 @@ from pi_core.ai import (
     catalog_provider,
     clamp_max_tokens,
     conversation,
+    conversation_messages,
     data_uri,
     iter_sse,
     js_json,
@@ -42,6 +46,7 @@ from pi_core.ai import (
     short_hash,
     system_prompt,
     transform_messages,
+    TurnCache,
 )
 
 API = "mistral-conversations"
@@ -77,6 +82,15 @@ class ToolCallIds:
                 return candidate
             attempt += 1
 
+    def count(self) -> int:  # not __len__: an empty map must stay true (handoff checks ``if normalize``)
+        return len(self.ids)
+
+    def truncate(self, count: int) -> None:
+        """Forget all but the first ``count`` ids mapped (each mapping added one entry to both dicts)."""
+        if count < len(self.ids):
+            self.ids = dict(itertools.islice(self.ids.items(), count))
+            self.owners = dict(itertools.islice(self.owners.items(), count))
+
 
 # -- messages --------------------------------------------------------------------------------------------
 def _tool_result_text(text: str, has_images: bool, images_ok: bool, is_error: bool) -> str:
@@ -92,13 +106,47 @@ def _tool_result_text(text: str, has_images: bool, images_ok: bool, is_error: bo
 
 
 def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
-    """The ``messages`` array (after cross-provider handoff, with Mistral tool-call ids)."""
-    images_ok = "image" in model.input
-    out: list[dict[str, Any]] = []
+    """The ``messages`` array (after cross-provider handoff, with Mistral tool-call ids), as a plain list."""
+    return list(encoded_messages(model, context))
+
+
+def encoded_messages(model: Model, context: Context) -> EncodedMessages:
+    """The ``messages`` array, converted turn by turn (a turn starts at an assistant message); the turns
+    of the previous request whose messages are the same are reused as they were encoded
+    (:class:`~pi_core.ai.wire.TurnCache`), so a request on a long session costs what is new in it.
+
+    Tool-call ids are mapped across the conversation (a collision takes another id): one
+    :class:`ToolCallIds` per conversation is kept beside its turns, each turn counting the ids it mapped
+    (its ``consumed``), so that converting from turn ``k`` on starts from the ids mapped before it — exactly
+    what converting the whole conversation at once gives."""
+    head: list[dict[str, Any]] = []
     prompt = system_prompt(context)
     if prompt:
-        out.append({"role": "system", "content": sanitize_surrogates(prompt)})
-    for message in transform_messages(conversation(context), model, ToolCallIds()):
+        head.append({"role": "system", "content": sanitize_surrogates(prompt)})
+    key = json.dumps([model.provider, model.api, model.id, list(model.input)])
+    found = _IDS.pop(key, None)
+    ids = _IDS[key] = ToolCallIds() if found is None else found  # used last: kept longest, as the turns are
+    while len(_IDS) > _TURNS.size:
+        del _IDS[next(iter(_IDS))]
+
+    def convert(turn: list[Any], offset: int) -> tuple[list[dict[str, Any]], int]:
+        ids.truncate(offset)  # the ids mapped before this turn (a branch drops those of the turns left)
+        before = ids.count()
+        return _convert_turn(turn, model, ids), ids.count() - before
+
+    return _TURNS.convert(key, conversation_messages(context), convert, head)
+
+
+# The tool-call ids of a conversation live beside its turns; no stored turns on disk (a new process could
+# not know the ids they gave out).
+_TURNS = TurnCache(store=None)
+_IDS: dict[str, ToolCallIds] = {}
+
+
+def _convert_turn(turn: list[Any], model: Model, ids: ToolCallIds) -> list[dict[str, Any]]:
+    images_ok = "image" in model.input
+    out: list[dict[str, Any]] = []
+    for message in transform_messages(_results_renamed(conversation(turn), ids), model, ids):
         role = message.role
         if role == "user":
             if isinstance(message.content, str):
@@ -145,6 +193,21 @@ def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
     return out
 
 
+def _results_renamed(messages: list[Any], ids: ToolCallIds) -> list[Any]:
+    """``messages`` with the tool results of calls renamed in an earlier turn renamed alike (a result
+    stored after another answer: converting the conversation at once renames it too)."""
+    if not ids.ids:
+        return messages
+    out = []
+    for message in messages:
+        if message.role == "toolResult":
+            new = ids.ids.get(message.tool_call_id)
+            if new is not None and new != message.tool_call_id:
+                message = message.model_copy(update={"tool_call_id": new})
+        out.append(message)
+    return out
+
+
 def _tool_choice(choice: Any) -> Any:
     if choice in ("auto", "none", "any", "required"):
         return choice
@@ -159,7 +222,7 @@ def _caching(options: StreamOptions) -> bool:
 
 
 def build_payload(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
-    payload: dict[str, Any] = {"model": model.id, "stream": True, "messages": convert_messages(model, context)}
+    payload: dict[str, Any] = {"model": model.id, "stream": True, "messages": encoded_messages(model, context)}
     if context.tools:
         strict = bool((model.compat or {}).get("supportsStrictMode", False))
         payload["tools"] = [{"type": "function", "function": {"name": t.name, "description": t.description,
