@@ -32,6 +32,7 @@ APIS = {
     "openai-responses": ("openai_responses", "http://127.0.0.1:9/v1"),
     "google-generative-ai": ("google", "http://127.0.0.1:9"),
     "mistral-conversations": ("mistral", "http://127.0.0.1:9"),
+    "bedrock-converse-stream": ("amazon_bedrock", "http://127.0.0.1:9"),
 }
 
 

@@ -26,29 +26,26 @@ from urllib.parse import quote, urlsplit
 from pi_core import hookimpl, parse_json
 from pi_core.ai import (
     ApiProvider,
-    AssistantMessage,
     AuthResult,
     Context,
-    ImageContent,
+    EncodedMessages,
     Model,
     ProviderAuth,
     ProviderError,
     ProviderHTTPError,
     StreamOptions,
     StreamWriter,
-    TextContent,
-    ThinkingContent,
-    ToolCall,
-    ToolResultMessage,
-    UserMessage,
     catalog_provider,
+    body_bytes,
     conversation,
+    conversation_messages,
     post_stream,
     requested_level,
     sanitize_id,
     sanitize_surrogates,
     system_prompt,
     transform_messages,
+    TurnCache,
 )
 
 API = "bedrock-converse-stream"
@@ -163,7 +160,7 @@ def supports_adaptive(model: Model) -> bool:
                                                              "sonnet-5", "haiku-5", "fable-5"))
 
 
-def _image(block: ImageContent) -> dict[str, Any]:
+def _image(block: Any) -> dict[str, Any]:
     formats = {"image/jpeg": "jpeg", "image/jpg": "jpeg", "image/png": "png", "image/gif": "gif", "image/webp": "webp"}
     if block.mime_type not in formats:
         raise ProviderError(f"Bedrock does not take images of type {block.mime_type}")
@@ -175,15 +172,16 @@ def _text(text: str) -> dict[str, Any] | None:
     return {"text": clean} if clean.strip() else None
 
 
-def _assistant(message: AssistantMessage, model: Model) -> list[dict[str, Any]]:
+def _assistant(message: Any, model: Model) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for block in message.content:
-        if isinstance(block, TextContent):
+        kind = block.type
+        if kind == "text":
             if (item := _text(block.text)) is not None:
                 blocks.append(item)
-        elif isinstance(block, ToolCall):
+        elif kind == "toolCall":
             blocks.append({"toolUse": {"toolUseId": block.id, "name": block.name, "input": block.arguments or {}}})
-        elif isinstance(block, ThinkingContent):
+        elif kind == "thinking":
             if block.redacted:
                 if block.thinking_signature:
                     blocks.append({"reasoningContent": {"redactedContent": block.thinking_signature}})
@@ -201,10 +199,10 @@ def _assistant(message: AssistantMessage, model: Model) -> list[dict[str, Any]]:
     return blocks
 
 
-def _tool_result(result: ToolResultMessage) -> dict[str, Any]:
+def _tool_result(result: Any) -> dict[str, Any]:
     content: list[dict[str, Any]] = []
     for block in result.content:
-        if isinstance(block, ImageContent):
+        if block.type == "image":
             content.append(_image(block))
         elif (item := _text(block.text)) is not None:
             content.append(item)
@@ -213,29 +211,54 @@ def _tool_result(result: ToolResultMessage) -> dict[str, Any]:
 
 
 def convert_messages(model: Model, context: Context, cache_point: dict[str, Any] | None) -> list[dict[str, Any]]:
-    messages = transform_messages(conversation(context), model, lambda i, m, s: sanitize_id(i, 64))
+    """The ``messages`` (after cross-provider handoff), ``cache_point`` added to the last one when it is
+    a user message, as a plain list."""
+    messages = encoded_messages(model, context)
+    _mark(messages, cache_point)
+    return list(messages)
+
+
+def encoded_messages(model: Model, context: Context) -> EncodedMessages:
+    """The ``messages``, converted turn by turn (a turn starts at an assistant message: nothing before it
+    depends on what follows); the turns of the previous request that are the same are reused as they were
+    encoded (:class:`~pi_core.ai.wire.TurnCache`), so a request on a long session costs what is new in it.
+    A turn's tool results share one user message; results stored after a failed answer (which is left
+    out) start one of their own."""
+    key = json.dumps([model.provider, model.api, model.id, model.name, list(model.input)])
+    return _TURNS.convert(key, conversation_messages(context), lambda turn, offset: (_convert_turn(turn, model), 0))
+
+
+_TURNS = TurnCache()
+
+
+def _convert_turn(turn: list[Any], model: Model) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
-    for message in messages:
-        if isinstance(message, UserMessage):
+    for message in transform_messages(conversation(turn), model, lambda i, m, s: sanitize_id(i, 64)):
+        role = message.role
+        if role == "user":
             if isinstance(message.content, str):
                 content = [_text(message.content) or {"text": EMPTY_TEXT}]
             else:
                 content = [c for b in message.content
-                           if (c := _text(b.text) if isinstance(b, TextContent) else _image(b)) is not None]
+                           if (c := _text(b.text) if b.type == "text" else _image(b)) is not None]
                 content = content or [{"text": EMPTY_TEXT}]
             out.append({"role": "user", "content": content})
-        elif isinstance(message, AssistantMessage):
+        elif role == "assistant":
             blocks = _assistant(message, model)
             if blocks:
                 out.append({"role": "assistant", "content": blocks})
-        elif isinstance(message, ToolResultMessage):
+        elif role == "toolResult":
             if out and out[-1]["role"] == "user" and all("toolResult" in c for c in out[-1]["content"]):
                 out[-1]["content"].append(_tool_result(message))  # one user message holds a turn's results
             else:
                 out.append({"role": "user", "content": [_tool_result(message)]})
-    if cache_point and out and out[-1]["role"] == "user":
-        out[-1]["content"].append({"cachePoint": cache_point})
     return out
+
+
+def _mark(messages: EncodedMessages, cache_point: dict[str, Any] | None) -> None:
+    last = messages.last() if cache_point else None
+    if cache_point and last is not None and last["role"] == "user":
+        last["content"].append({"cachePoint": cache_point})
 
 
 def is_govcloud(model: Model, options: StreamOptions) -> bool:
@@ -273,7 +296,9 @@ def build_payload(model: Model, context: Context, options: StreamOptions) -> dic
     cache_point = None
     if retention != "none" and supports_caching(model, options):
         cache_point = {"type": "default", **({"ttl": "1h"} if retention == "long" else {})}
-    payload: dict[str, Any] = {"messages": convert_messages(model, context, cache_point)}
+    messages = encoded_messages(model, context)
+    _mark(messages, cache_point)
+    payload: dict[str, Any] = {"messages": messages}
     prompt = system_prompt(context)
     if prompt:
         payload["system"] = [{"text": sanitize_surrogates(prompt)}] + ([{"cachePoint": cache_point}]
@@ -395,7 +420,7 @@ async def stream_bedrock(model: Model, context: Context, options: StreamOptions,
     endpoint, region = resolve_target(model, options)
     url = f"{endpoint}/model/{quote(model.id, safe='')}/converse-stream"
     payload = await options.apply_on_payload(build_payload(model, context, options))
-    body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
+    body = body_bytes(payload)  # signed whole
     headers = {"content-type": "application/json", "accept": "application/vnd.amazon.eventstream"}
     headers.update({k: v for k, v in (options.headers or {}).items() if k.lower() not in ("authorization", "host")})
     auth = options.auth

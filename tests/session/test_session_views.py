@@ -171,7 +171,9 @@ def _payload(module: Any, m: Model, context: Context, options: StreamOptions) ->
 
 @pytest.mark.parametrize(("name", "api", "field"), [("anthropic", "anthropic-messages", "messages"),
                                                    ("openai_responses", "openai-responses", "input"),
-                                                   ("google", "google-generative-ai", "contents")])
+                                                   ("google", "google-generative-ai", "contents"),
+                                                   ("mistral", "mistral-conversations", "messages"),
+                                                   ("amazon_bedrock", "bedrock-converse-stream", "messages")])
 def test_other_providers_requests_from_views_are_byte_for_byte_the_typed_ones(tmp_path: Path, name: str, api: str,
                                                                                field: str) -> None:
     import importlib
@@ -179,7 +181,8 @@ def test_other_providers_requests_from_views_are_byte_for_byte_the_typed_ones(tm
     module = importlib.import_module(f"plugins.providers.{name}")
     path = build(tmp_path)
     for m in (model(api=api), model(api=api, provider="q"), model(api=api, input=["text"]), model(api=api, id="other"),
-              model(api=api, id="gemini-3-pro")):  # Gemini 3 sends the tool call ids
+              model(api=api, id="gemini-3-pro"),  # Gemini 3 sends the tool call ids
+              model(api=api, id="anthropic.claude-sonnet-4-5")):  # Bedrock: thinking signed, a cache point
         for options in (StreamOptions(), StreamOptions(api_key="sk-ant-oat01-x")):
             s = SessionManager.open(path, read_only=True)
             try:
@@ -195,7 +198,7 @@ def test_other_providers_requests_from_views_are_byte_for_byte_the_typed_ones(tm
 
 
 @pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages", "openai-responses",
-                                 "google-generative-ai"])
+                                 "google-generative-ai", "mistral-conversations", "bedrock-converse-stream"])
 def test_nothing_is_typed_for_a_request(tmp_path: Path, api: str) -> None:
     from plugins.providers import anthropic
 
@@ -214,7 +217,9 @@ def test_nothing_is_typed_for_a_request(tmp_path: Path, api: str) -> None:
             import importlib
 
             module = importlib.import_module("plugins.providers." + {"openai-responses": "openai_responses",
-                                                                     "google-generative-ai": "google"}[api])
+                                                                     "google-generative-ai": "google",
+                                                                     "mistral-conversations": "mistral",
+                                                                     "bedrock-converse-stream": "amazon_bedrock"}[api])
             module._TURNS.clear()  # noqa: SLF001
             body_bytes(module.build_payload(model(api=api), context, StreamOptions()))
         stored = [item for item in messages.items() if type(item).__name__ == "StoredMessage"]
