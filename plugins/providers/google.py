@@ -113,15 +113,22 @@ def function_response(result: Any, model: Model) -> tuple[dict[str, Any], list[d
     text = "\n".join(b.text for b in result.content if b.type == "text")
     images = [b for b in result.content if b.type == "image"] if "image" in model.input else []
     value = sanitize_surrogates(text) if text.strip() else "(see attached image)" if images else ""
-    response: dict[str, Any] = {"name": result.tool_name, "response": {"error": value} if result.is_error
-                                else {"output": value}}
     image_parts = [{"inlineData": {"mimeType": b.mime_type, "data": b.data}} for b in images]
     multimodal = bool(images) and (gemini_major(model.id) or 3) >= 3
-    if multimodal:
-        response["parts"] = image_parts
-    if requires_tool_call_id(model.id):
-        response["id"] = result.tool_call_id
+    response = response_of(result.tool_name, result.tool_call_id, value, result.is_error, model,
+                           image_parts if multimodal else None)
     return response, image_parts if images and not multimodal else []
+
+
+def response_of(name: str, call_id: str, value: str, is_error: bool, model: Model,
+                parts: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """A ``functionResponse``: ``value`` as the call's output or error, the id where the model takes one."""
+    response: dict[str, Any] = {"name": name, "response": {"error": value} if is_error else {"output": value}}
+    if parts:
+        response["parts"] = parts
+    if requires_tool_call_id(model.id):
+        response["id"] = call_id
+    return response
 
 
 def add_function_response(contents: list[dict[str, Any]], response: dict[str, Any]) -> None:

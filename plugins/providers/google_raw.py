@@ -4,7 +4,7 @@ The first request on a long session converts every stored message; this converte
 views through the handoff rules (:func:`pi_core.ai.raw_handoff`, and what
 :func:`~pi_core.ai.transform_messages` does to another model's answer) and then through the usual
 converter's own builders (:mod:`plugins.providers.google`: ``model_parts``, ``function_response``,
-``user_content``), so that both ways make each content alike. It declines (so the turn is converted the
+``response_of``, ``user_content``), so that both ways make each content alike. It declines (so the turn is converted the
 usual way) images and a tool call id the protocol renames.
 """
 
@@ -28,7 +28,8 @@ from pi_core.ai import (
     sanitize_id,
 )
 
-from .google import add_function_response, function_response, model_parts, requires_tool_call_id, user_content
+from .google import (add_function_response, function_response, model_parts, requires_tool_call_id, response_of,
+                     user_content)
 
 
 def raw_converter(model: Model) -> Callable[[list[Any], int], Any]:
@@ -70,14 +71,9 @@ def raw_converter(model: Model) -> Callable[[list[Any], int], Any]:
             raise DeclineTurn  # an image
         return function_response(message, model)[0]
 
-    def missing(call: Any) -> dict[str, Any]:
-        response = {"name": call.name, "response": {"error": NO_RESULT}}
-        if renames:
-            response["id"] = call.id
-        return response
-
     def convert(turn: list[Any], offset: int) -> tuple[list[dict[str, Any]], int] | None:
-        walked = raw_handoff(turn, assistant, user, result, missing)
+        walked = raw_handoff(turn, assistant, user, result,
+                             lambda call: response_of(call.name, call.id, NO_RESULT, True, model))
         if walked is None:
             return None
         contents: list[dict[str, Any]] = []
