@@ -213,19 +213,22 @@ def _tool_result(result: Any) -> dict[str, Any]:
 def convert_messages(model: Model, context: Context, cache_point: dict[str, Any] | None) -> list[dict[str, Any]]:
     """The ``messages`` (after cross-provider handoff), ``cache_point`` added to the last one when it is
     a user message, as a plain list."""
-    messages = encoded_messages(model, context)
-    _mark(messages, cache_point)
-    return list(messages)
+    return list(encoded_messages(model, context, cache_point))
 
 
-def encoded_messages(model: Model, context: Context) -> EncodedMessages:
+def encoded_messages(model: Model, context: Context, cache_point: dict[str, Any] | None) -> EncodedMessages:
     """The ``messages``, converted turn by turn (a turn starts at an assistant message: nothing before it
     depends on what follows); the turns of the previous request that are the same are reused as they were
     encoded (:class:`~pi_core.ai.wire.TurnCache`), so a request on a long session costs what is new in it.
     A turn's tool results share one user message; results stored after a failed answer (which is left
-    out) start one of their own."""
+    out) start one of their own. ``cache_point`` goes on the last message when it is a user message (the
+    last turn is never reused, so the mark never reaches a later request)."""
     key = json.dumps([model.provider, model.api, model.id, model.name, list(model.input)])
-    return _TURNS.convert(key, conversation_messages(context), lambda turn, offset: (_convert_turn(turn, model), 0))
+    messages = _TURNS.convert(key, conversation_messages(context), lambda turn, offset: (_convert_turn(turn, model), 0))
+    last = messages.last() if cache_point else None
+    if last is not None and last["role"] == "user":
+        last["content"].append({"cachePoint": cache_point})
+    return messages
 
 
 _TURNS = TurnCache()
@@ -253,12 +256,6 @@ def _convert_turn(turn: list[Any], model: Model) -> list[dict[str, Any]]:
             else:
                 out.append({"role": "user", "content": [_tool_result(message)]})
     return out
-
-
-def _mark(messages: EncodedMessages, cache_point: dict[str, Any] | None) -> None:
-    last = messages.last() if cache_point else None
-    if cache_point and last is not None and last["role"] == "user":
-        last["content"].append({"cachePoint": cache_point})
 
 
 def is_govcloud(model: Model, options: StreamOptions) -> bool:
@@ -296,9 +293,7 @@ def build_payload(model: Model, context: Context, options: StreamOptions) -> dic
     cache_point = None
     if retention != "none" and supports_caching(model, options):
         cache_point = {"type": "default", **({"ttl": "1h"} if retention == "long" else {})}
-    messages = encoded_messages(model, context)
-    _mark(messages, cache_point)
-    payload: dict[str, Any] = {"messages": messages}
+    payload: dict[str, Any] = {"messages": encoded_messages(model, context, cache_point)}
     prompt = system_prompt(context)
     if prompt:
         payload["system"] = [{"text": sanitize_surrogates(prompt)}] + ([{"cachePoint": cache_point}]
