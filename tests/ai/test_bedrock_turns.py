@@ -15,10 +15,12 @@ from hypothesis import given, settings, strategies as st
 
 from pi_core.ai import Context, Model
 from pi_core.ai.options import StreamOptions
-from pi_core.ai.types import (AssistantMessage, ImageContent, TextContent, ThinkingContent, ToolCall, ToolResultMessage,
+from pi_core.ai.types import (AssistantMessage, TextContent, ThinkingContent, ToolCall, ToolResultMessage,
                               UserMessage)
 from pi_core.ai.wire import body_bytes
 from plugins.providers import amazon_bedrock
+
+from test_mistral_turns import tool_result, user_message
 
 MODELS = [Model(id="anthropic.claude-sonnet-4-5", api="bedrock-converse-stream", provider="amazon-bedrock",
                 base_url="http://127.0.0.1:9", context_window=100_000, max_tokens=1000, input=["text", "image"],
@@ -36,16 +38,9 @@ def message(draw: Any) -> Any:
     an answer, converting at once joins the results on both sides of it, turn by turn does not."""
     role = draw(st.sampled_from(["user", "assistant", "assistant", "toolResult", "toolResult"]))
     if role == "user":
-        blocks = draw(st.lists(st.sampled_from(["text", "text", "image"]), max_size=3))
-        if not blocks:
-            return UserMessage(content=draw(TEXTS))
-        return UserMessage(content=[TextContent(text=draw(TEXTS)) if b == "text" else
-                                    ImageContent(data="aGVsbG8=", mime_type="image/png") for b in blocks])
+        return draw(user_message(TEXTS))
     if role == "toolResult":
-        content: list[Any] = [TextContent(text=draw(TEXTS))]
-        if draw(st.booleans()):
-            content.append(ImageContent(data="aGVsbG8=", mime_type="image/jpeg"))
-        return ToolResultMessage(tool_call_id=draw(IDS), tool_name="read", content=content, is_error=draw(st.booleans()))
+        return draw(tool_result(IDS, TEXTS, "image/jpeg"))
     blocks: list[Any] = [TextContent(text=f"answer {draw(st.integers(0, 9))}")]
     for kind in draw(st.lists(st.sampled_from(["text", "thinking", "redacted", "call", "call"]), max_size=4)):
         if kind == "text":

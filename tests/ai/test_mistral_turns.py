@@ -27,19 +27,31 @@ TEXTS = st.sampled_from(["", " ", "plain", "é and 😀", "  padded  "])
 
 
 @st.composite
+def user_message(draw: Any, texts: Any = TEXTS) -> UserMessage:
+    """Text, or blocks of text and images."""
+    blocks = draw(st.lists(st.sampled_from(["text", "text", "image"]), max_size=3))
+    if not blocks:
+        return UserMessage(content=draw(texts))
+    return UserMessage(content=[TextContent(text=draw(texts)) if b == "text" else
+                                ImageContent(data="aGVsbG8=", mime_type="image/png") for b in blocks])
+
+
+@st.composite
+def tool_result(draw: Any, ids: Any = IDS, texts: Any = TEXTS, image_type: str = "image/png") -> ToolResultMessage:
+    """A text, and maybe an image; failed or not."""
+    content: list[Any] = [TextContent(text=draw(texts))]
+    if draw(st.booleans()):
+        content.append(ImageContent(data="aGVsbG8=", mime_type=image_type))
+    return ToolResultMessage(tool_call_id=draw(ids), tool_name="read", content=content, is_error=draw(st.booleans()))
+
+
+@st.composite
 def message(draw: Any) -> Any:
     role = draw(st.sampled_from(["user", "assistant", "assistant", "toolResult", "toolResult"]))
     if role == "user":
-        blocks = draw(st.lists(st.sampled_from(["text", "text", "image"]), max_size=3))
-        if not blocks:
-            return UserMessage(content=draw(TEXTS))
-        return UserMessage(content=[TextContent(text=draw(TEXTS)) if b == "text" else
-                                    ImageContent(data="aGVsbG8=", mime_type="image/png") for b in blocks])
+        return draw(user_message())
     if role == "toolResult":
-        content: list[Any] = [TextContent(text=draw(TEXTS))]
-        if draw(st.booleans()):
-            content.append(ImageContent(data="aGVsbG8=", mime_type="image/png"))
-        return ToolResultMessage(tool_call_id=draw(IDS), tool_name="read", content=content, is_error=draw(st.booleans()))
+        return draw(tool_result())
     blocks = []
     for kind in draw(st.lists(st.sampled_from(["text", "thinking", "call", "call"]), max_size=4)):
         if kind == "text":
