@@ -182,23 +182,27 @@ class TurnCache:
 
     def convert(self, key: str, messages: Sequence[Any], convert_turn: TurnConverter,
                 head: list[dict[str, Any]] | None = None,
-                raw_turn: RawTurnConverter | None = None) -> EncodedMessages:
+                raw_turn: RawTurnConverter | None = None, independent: bool = False) -> EncodedMessages:
         """``head`` followed by the wire items of ``messages`` (the conversation, without system
         messages), converted turn by turn; turns of the last request under ``key`` whose messages are
         the same items are reused as they were encoded. ``raw_turn`` (optional) is asked first for a
-        turn whose messages are all stored lines, except the last turn (whose items the caller gets)."""
+        turn whose messages are all stored lines, except the last turn (whose items the caller gets).
+        ``independent``: both converters ignore the offset and consume nothing, so the first conversion
+        of a long conversation may hand its later turns to a forked helper
+        (:mod:`pi_core.ai.turn_helper`)."""
         import gc
 
         enabled = gc.isenabled()
         gc.disable()  # converting makes many small objects, and frees them before it is done
         try:
-            return self._convert(key, messages, convert_turn, head, raw_turn)
+            return self._convert(key, messages, convert_turn, head, raw_turn, independent)
         finally:
             if enabled:
                 gc.enable()
 
     def _convert(self, key: str, messages: Sequence[Any], convert_turn: TurnConverter,
-                 head: list[dict[str, Any]] | None, raw_turn: RawTurnConverter | None) -> EncodedMessages:
+                 head: list[dict[str, Any]] | None, raw_turn: RawTurnConverter | None,
+                 independent: bool) -> EncodedMessages:
         items = message_items(messages)
         old = self._by_key.pop(key, None)
         turns = _Turns()
@@ -221,44 +225,22 @@ class TurnCache:
             starts = _turn_starts(items, begin)
         turns.items = items
         tail: list[dict[str, Any]] = []
-        for lo, hi in _windows(starts, len(items)):
-            views: list[Any] = []  # read for the turns that are converted, up to the next stored one
-            first = lo
-            bounds = starts[bisect.bisect_left(starts, lo):bisect.bisect_left(starts, hi)] + [hi]
-            raws: list[Any] | None = None  # read when the window has a turn to convert
-            for n, (start, end) in enumerate(zip(bounds, bounds[1:])):
-                found = stored.get(start)
-                if found is not None and found[3] == offset:  # a stored turn after one that was not
-                    turns.starts.append(start)
-                    turns.offsets.append(offset)
-                    offset += found[2]
-                    turns.parts.append(found[0])
-                    turns.counts.append(found[1])
-                    continue
-                done = None
-                if raw_turn is not None and end < len(items):
-                    if raws is None:
-                        raws = _raw_views(messages, lo, hi)
-                    turn = raws[start - lo:end - lo]
-                    done = None if None in turn else raw_turn(turn, offset)
-                if done is not None:
-                    converted, consumed = done
-                else:
-                    if end > first + len(views):
-                        stop = end if raw_turn is not None else next((b for b in bounds[n + 1:-1] if b in stored), hi)
-                        first, views = start, message_views(messages, start, stop)
-                    turn = [v for v in views[start - first:end - first] if v is not None]
-                    converted, consumed = convert_turn(turn, offset)
-                turns.starts.append(start)
-                turns.offsets.append(offset)
-                offset += consumed
-                if end == len(items):  # the last turn: never reused as it is, left open for the caller
-                    tail = converted
-                    turns.parts.append(b"")
-                    turns.counts.append(0)
-                else:
-                    turns.parts.append(_encode_items(converted))
-                    turns.counts.append(len(converted))
+        windows = list(_windows(starts, len(items)))
+        helper = None
+        if old is None and independent and raw_turn is not None and not stored:
+            from .turn_helper import Helper
+
+            helper = Helper.start(messages, starts, windows, raw_turn, _raw_views, _encode_items)
+        try:
+            for lo, hi in windows:
+                if helper is not None and lo >= helper.begin:
+                    stored.update(helper.results())
+                    helper = None
+                offset, tail = _convert_window(messages, lo, hi, starts, len(items), stored, offset, turns, convert_turn,
+                                               raw_turn, tail)
+        finally:
+            if helper is not None:
+                helper.abandon()
         if disk is not None:
             from .turn_store import in_background
 
@@ -276,6 +258,51 @@ class TurnCache:
         from .turn_store import TurnStore
 
         return TurnStore(agent_dir() / "cache" / "wire")
+
+
+def _convert_window(messages: Sequence[Any], lo: int, hi: int, starts: list[int], total: int, stored: dict[int, Any],
+                    offset: int, turns: _Turns, convert_turn: TurnConverter, raw_turn: RawTurnConverter | None,
+                    tail: list[dict[str, Any]]) -> tuple[int, list[dict[str, Any]]]:
+    """Add the turns of ``messages[lo:hi]`` to ``turns`` (stored ones as they are, the others
+    converted); the offset after them, and the last turn's items when it is among them."""
+    views: list[Any] = []  # read for the turns that are converted, up to the next stored one
+    first = lo
+    bounds = starts[bisect.bisect_left(starts, lo):bisect.bisect_left(starts, hi)] + [hi]
+    raws: list[Any] | None = None  # read when the window has a turn to convert
+    for n, (start, end) in enumerate(zip(bounds, bounds[1:])):
+        found = stored.get(start)
+        if found is not None and found[3] == offset:  # a stored turn after one that was not
+            turns.starts.append(start)
+            turns.offsets.append(offset)
+            offset += found[2]
+            turns.parts.append(found[0])
+            turns.counts.append(found[1])
+            continue
+        done = None
+        if raw_turn is not None and end < total:
+            if raws is None:
+                raws = _raw_views(messages, lo, hi)
+            turn = raws[start - lo:end - lo]
+            done = None if None in turn else raw_turn(turn, offset)
+        if done is not None:
+            converted, consumed = done
+        else:
+            if end > first + len(views):
+                stop = end if raw_turn is not None else next((b for b in bounds[n + 1:-1] if b in stored), hi)
+                first, views = start, message_views(messages, start, stop)
+            turn = [v for v in views[start - first:end - first] if v is not None]
+            converted, consumed = convert_turn(turn, offset)
+        turns.starts.append(start)
+        turns.offsets.append(offset)
+        offset += consumed
+        if end == total:  # the last turn: never reused as it is, left open for the caller
+            tail = converted
+            turns.parts.append(b"")
+            turns.counts.append(0)
+        else:
+            turns.parts.append(_encode_items(converted))
+            turns.counts.append(len(converted))
+    return offset, tail
 
 
 def _raw_views(messages: Sequence[Any], lo: int, hi: int) -> list[Any]:

@@ -175,7 +175,8 @@ def encoded_messages(model: Model, context: Context, marker: dict[str, Any] | No
 
     raw = raw_converter(model, allow_empty, lambda name: claude_code_name(name, oauth))
     messages = _TURNS.convert(key, conversation_messages(context),
-                              lambda turn, offset: (_convert_turn(turn, model, allow_empty, oauth), 0), None, raw)
+                              lambda turn, offset: (_convert_turn(turn, model, allow_empty, oauth), 0), None, raw,
+                              independent=True)
     if marker:
         _mark_last_user(messages, marker)
     return messages

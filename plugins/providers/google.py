@@ -166,7 +166,7 @@ def encoded_contents(model: Model, context: Context) -> EncodedMessages:
     from .google_raw import raw_converter
 
     return _TURNS.convert(key, conversation_messages(context), lambda turn, offset: (_convert_turn(turn, model), 0),
-                          raw_turn=raw_converter(model))
+                          raw_turn=raw_converter(model), independent=True)
 
 
 _TURNS = TurnCache()

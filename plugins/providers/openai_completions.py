@@ -201,7 +201,7 @@ def encoded_messages(model: Model, context: Context, compat: dict[str, Any]) -> 
 
     raw = raw_converter(model, compat, lambda call_id: _tool_call_id(call_id, model, compat), REASONING_FIELDS)
     return _TURNS.convert(_cache_key(model, compat), conversation_messages(context),
-                          lambda turn, offset: (_convert_turn(turn, model, compat), 0), head, raw)
+                          lambda turn, offset: (_convert_turn(turn, model, compat), 0), head, raw, independent=True)
 
 
 _TURNS = TurnCache()
