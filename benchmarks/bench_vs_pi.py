@@ -20,7 +20,9 @@ Cases (sessions from ``gen_session.py``; a fresh copy of the file for every run,
 * ``openlinear``: the same on a 100,000-entry session without compaction, everything in the context
   (a 124 MB request); like a user resuming the session, each measured run finds what the run before
   it left (the session's derived index, the converted turns of ``cache/wire``);
-* ``openlinear1``: the same, but the first time this pi sends that session (no stored turns);
+* ``openlinear1``: the same, but the first time this pi sends that session (no stored turns; this pi
+  stores the turns it converted after it exits, from a process of its own, and every run first waits
+  until the run before has stored them, so that no run is measured beside that work);
 * ``turns``: 200 tool turns (``read`` of a small file) on a 1,000-entry session; per turn =
   (wall of the 200-turn run − wall of a one-request run on the same session) / 200;
 * ``stream``: one answer of 200,000 deltas (``--no-session``);
@@ -179,8 +181,22 @@ def fresh_copy(file: Path, program: Program) -> Path:
     return copy
 
 
+def settle(program: Program) -> None:
+    """Wait until the converted turns the run before stored are written: ``pi -p`` leaves that to a
+    process of its own after it exits, holding each store file's lock (which a reader waits for), and
+    a measured run must not share the machine with it."""
+    if os.name == "nt":  # pragma: no cover
+        return
+    import fcntl
+
+    for store in (program.home / "agent" / "cache" / "wire").glob("*.turns"):
+        with open(store, "rb") as handle:
+            fcntl.flock(handle, fcntl.LOCK_SH)
+
+
 def session_case(file: Path, server: Server, first_open: bool = False) -> Measure:
     def measure(program: Program) -> tuple[float, float]:
+        settle(program)
         copy = fresh_copy(file, program)
         if first_open:  # as if this pi had never sent this session: no stored turns
             shutil.rmtree(program.home / "agent" / "cache" / "wire", ignore_errors=True)

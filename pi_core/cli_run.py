@@ -168,6 +168,9 @@ async def _dispatch(session: Any, mode: str, prompts: list[str], images: list[An
         return await run_interactive(session, initial_prompt=prompts[0] if prompts else None)
     if not prompts:
         raise UsageError("nothing to do: give a prompt (pi -p \"task\") or pipe one on stdin")
+    from .ai.turn_store import defer_to_exit
+
+    defer_to_exit()  # the process ends with the answer: turns are stored after it, not beside the request
     code = 0
     for index, prompt in enumerate(prompts):
         if mode == "json":

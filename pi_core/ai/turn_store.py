@@ -143,7 +143,7 @@ class TurnStore:
         flush()
         turns = Turns()
         try:
-            data = file.read_bytes()
+            data = _read_written(file)
         except OSError:
             return turns
         if not data.startswith(MAGIC):
@@ -180,18 +180,15 @@ class TurnStore:
         """Write ``turns`` (its first ``kept`` are ``loaded``'s first ``kept``, already in ``file``):
         appended as a block when ``file`` holds exactly those, else the file is written anew.
         Best effort: a store that cannot be written is only a cache that misses."""
-        try:
-            import fcntl
-        except ImportError:  # pragma: no cover - no flock (Windows): nothing is stored
+        if os.name == "nt":  # pragma: no cover - no flock: nothing is stored
             return
         append = kept == len(loaded) and 0 < kept and loaded.blocks < _MAX_BLOCKS
-        try:
-            file.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(file, os.O_RDWR | os.O_CREAT, 0o600)
-        except OSError:
+        fd = _held.pop(file, None)  # locked before the process that converted the turns exited
+        if fd is None:
+            fd = _lock(file)
+        if fd is None:
             return
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
             if append and os.fstat(fd).st_size >= loaded.file_end and os.pread(fd, len(MAGIC), 0) == MAGIC:
                 at, pieces = loaded.file_end, turns.block(kept)
             else:
@@ -224,21 +221,153 @@ class TurnStore:
 
 
 _pending: list[threading.Thread] = []
+_deferred: list[tuple[Any, tuple[Any, ...], Path | None, tuple[int, ...]]] = []
+_held: dict[Path, int] = {}  # store files locked by this process for a save it runs, by path
+_defer = False
 
 
-def in_background(work: Any, *args: Any) -> None:
+def in_background(work: Any, *args: Any, lock: Path | None = None, keep: tuple[int, ...] = ()) -> None:
     """Run ``work(*args)`` in a thread of its own: storing turns reads the session file and writes
     tens of megabytes, which can happen while the request is sent and answered. Not a daemon: the
-    interpreter waits for it at exit (a process killed before leaves a torn block, which is a miss)."""
+    interpreter waits for it at exit (a process killed before leaves a torn block, which is a miss).
+
+    After :func:`defer_to_exit` the work waits for the process's exit instead, and runs in a detached
+    process then; ``lock``: the store file it writes (locked from before this process exits until
+    the work is done, so a later reader waits for it), ``keep``: descriptors the work reads."""
+    if _defer:
+        if not _deferred:
+            import atexit
+
+            atexit.register(_run_deferred)
+        _deferred.append((work, args, lock, keep))
+        return
     thread = threading.Thread(target=work, args=args, name="pi-turn-store")
     _pending.append(thread)
     thread.start()
 
 
+def defer_to_exit() -> None:
+    """This process ends soon after its answer (``pi -p``, ``--mode json``): store turns after it,
+    from a detached process, instead of beside the request (where saving takes a core, and the
+    exit waits for it)."""
+    global _defer
+    _defer = True
+
+
+def _run_deferred() -> None:
+    """At exit: the deferred work, in a detached child holding the store locks (taken here, before
+    this process is gone), or right here where there is no ``fork``."""
+    works = list(_deferred)
+    _deferred.clear()
+    if not hasattr(os, "fork") or not hasattr(os, "setsid"):  # pragma: no cover - Windows
+        for work, args, _, _ in works:
+            work(*args)
+        return
+    locks = {lock: fd for lock in {w[2] for w in works if w[2] is not None} if (fd := _lock(lock)) is not None}
+    ready, tell = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:
+        pid = -1
+    if pid == 0:
+        os.close(ready)
+        _detached(works, locks, tell)
+    os.close(tell)
+    for fd in locks.values():  # the child holds them now (or, if it could not start, nobody)
+        os.close(fd)
+    if pid > 0:  # exit once the child has let go of the rest (a session's writer lock among them)
+        import select
+
+        select.select([ready], [], [], 2.0)
+    os.close(ready)
+    if pid < 0:
+        for work, args, _, _ in works:
+            work(*args)
+
+
+def _detached(works: list[Any], locks: dict[Path, int], tell: int) -> None:
+    """The child: nothing of the parent's but what the works need (a session lock must not outlive
+    the parent), no terminal, and never the parent's exit handlers; ``tell`` is closed once that holds."""
+    code = 1
+    try:
+        os.setsid()
+        keep = {fd for w in works for fd in w[3]} | set(locks.values()) | {tell}
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        for fd in sorted(set(range(3, _max_fd())) - keep):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        os.close(tell)
+        _held.update(locks)
+        for work, args, _, _ in works:
+            work(*args)
+        code = 0
+    finally:
+        os._exit(code)
+
+
+def _max_fd() -> int:
+    try:
+        return max(int(name) for name in os.listdir("/proc/self/fd")) + 1
+    except (OSError, ValueError):
+        return os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 1024
+
+
+def _lock(file: Path) -> int | None:
+    """``file`` (created if missing) opened and locked for writing; ``None`` when it cannot be."""
+    import fcntl
+
+    try:
+        file.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(file, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+#: How long a reader waits for another process to finish writing a store file before it reads what is
+#: there (a block still being written is ignored: a miss).
+WRITER_WAIT = 10.0
+
+
+def _read_written(file: Path) -> bytes:
+    """``file``'s bytes once no process is writing it (see :func:`in_background`)."""
+    fd = os.open(file, os.O_RDONLY)
+    try:
+        if os.name != "nt":
+            import fcntl
+            import time
+
+            deadline = time.monotonic() + WRITER_WAIT
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        break
+                    time.sleep(0.005)
+        with open(fd, "rb", closefd=False) as handle:
+            return handle.read()
+    finally:
+        os.close(fd)
+
+
 def flush() -> None:
-    """Wait for the turns being stored by this process."""
+    """Wait for the turns being stored by this process (deferred ones are stored now)."""
     while _pending:
         _pending.pop().join()
+    while _deferred:
+        work, args, _, _ = _deferred.pop(0)
+        work(*args)
 
 
 def source_size(source: Any) -> int:
@@ -350,5 +479,6 @@ def code_version(filename: str) -> str:
     return found
 
 
-__all__ = ["LIMIT", "MIN_SOURCE", "OwnReader", "PrefixCrc", "TurnStore", "Turns", "code_version", "flush", "in_background",
+__all__ = ["LIMIT", "MIN_SOURCE", "WRITER_WAIT", "OwnReader", "PrefixCrc", "TurnStore", "Turns", "code_version",
+           "defer_to_exit", "flush", "in_background",
            "source_size"]

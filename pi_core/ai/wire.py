@@ -244,7 +244,7 @@ class TurnCache:
         if disk is not None:
             from .turn_store import in_background
 
-            in_background(disk.save, turns)
+            in_background(disk.save, turns, lock=disk.file, keep=(disk.source.fileno(),))
         self._by_key[key] = turns
         while len(self._by_key) > self.size:
             del self._by_key[next(iter(self._by_key))]

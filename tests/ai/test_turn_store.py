@@ -273,13 +273,110 @@ def test_pi_print_on_a_resumed_big_session_sends_what_it_sent_before(tmp_path: P
             assert done.returncode == 0, done.stderr
             if prompt == "first":  # mark one stored turn, to see below that the next run sent it as stored
                 [store] = (agent / "cache" / "wire").glob("*.turns")
-                data = store.read_bytes()
+                data = written(store)
                 store.write_bytes(data.replace(b"y" * 50, b"x" * 50, 1))
     first, second = (r["body"]["messages"] for r in server.requests)
     assert "x" * 50 not in json.dumps(first)
     assert json.dumps(second).count("x" * 50) == 1  # taken from the store, not converted again
     assert len(second) == len(first) + 2 and "second" in json.dumps(second[-1])
     assert second[-2] == {"role": "assistant", "content": "one"}
+
+
+def written(store: Path) -> bytes:
+    """The store file's bytes once its writer is done: ``pi -p`` leaves the writing to a detached process
+    that holds the file's lock from before pi exits."""
+    import fcntl
+
+    with open(store, "rb") as handle:
+        fcntl.flock(handle, fcntl.LOCK_SH)  # waits for the writer
+        return handle.read()
+
+
+def test_pi_print_stores_its_turns_after_it_exits_leaving_the_session_free(tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    work = tmp_path / "work"
+    work.mkdir()
+    path = big_session(work)
+    env = {**os.environ, "PI_CODING_AGENT_DIR": str(agent)}
+    with FakeProviderServer([{"text": "one"}]) as server:
+        server.write_models_json(agent, settings={"compaction": {"enabled": False}})
+        models = json.loads((agent / "models.json").read_text())
+        models["providers"]["fake"]["models"][0]["contextWindow"] = 10_000_000
+        (agent / "models.json").write_text(json.dumps(models))
+        done = subprocess.run([sys.executable, "-m", "pi_core", "--provider", "fake", "--model", "fake-model",
+                               "--session", str(path), "-p", "first"], cwd=work, env=env, capture_output=True,
+                              text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    SessionManager.open(path).close()  # the writer left behind holds no lock of the session's
+    [store] = (agent / "cache" / "wire").glob("*.turns")
+    loaded = turn_store.TurnStore(store.parent).load(store)  # waits for the writer, like the next pi
+    assert len(loaded) == 160  # every turn but the last (which holds the prompt), written after pi exited
+
+
+def test_a_reader_waits_for_the_writer_of_a_store_file(tmp_path: Path) -> None:
+    import fcntl
+    import threading
+    import time
+
+    store = tmp_path / "x.turns"
+    store.write_bytes(turn_store.MAGIC)
+    got: list[int] = []
+    with open(store, "r+b") as writer:
+        fcntl.flock(writer, fcntl.LOCK_EX)
+        reader = threading.Thread(target=lambda: got.append(len(turn_store.TurnStore(tmp_path).load(store))))
+        reader.start()
+        time.sleep(0.3)
+        assert reader.is_alive() and got == []  # still waiting
+        writer.write(b"not a block")  # what a reader sees only when the writer is done
+        writer.flush()
+    reader.join(10)
+    assert got == [0]
+
+
+def test_deferred_turns_are_stored_by_a_detached_process_holding_the_store_lock(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What pi's exit does (``_run_deferred`` is its exit handler): here, in this process."""
+    import fcntl
+    import time
+
+    monkeypatch.setattr(turn_store, "_defer", True)
+    monkeypatch.setattr(turn_store, "_deferred", [])
+    monkeypatch.setattr("atexit.register", lambda f: None)
+    store = tmp_path / "cache" / "s.turns"
+    session_lock = tmp_path / "s.jsonl.lock"
+    held = os.open(session_lock, os.O_RDWR | os.O_CREAT)
+    fcntl.flock(held, fcntl.LOCK_EX)  # like the session's writer lock, still open at exit
+
+    def slow_save() -> None:  # runs in the detached process
+        time.sleep(0.5)
+        fd = turn_store._held.pop(store)  # noqa: SLF001 - the lock taken before the parent went on
+        os.write(fd, turn_store.MAGIC + b"written")
+        os.close(fd)
+
+    turn_store.in_background(slow_save, lock=store)
+    turn_store._run_deferred()  # noqa: SLF001 - returns at once, the save goes on elsewhere
+    os.close(held)
+    again = os.open(session_lock, os.O_RDWR)
+    try:
+        fcntl.flock(again, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the detached process kept no copy of it
+    finally:
+        os.close(again)
+    assert turn_store._read_written(store) == turn_store.MAGIC + b"written"  # noqa: SLF001 - waited for
+
+
+def test_deferred_turns_are_stored_at_a_flush(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(turn_store, "_defer", True)
+    monkeypatch.setattr(turn_store, "_deferred", [])
+    import atexit
+
+    registered: list[Any] = []
+    monkeypatch.setattr(atexit, "register", registered.append)
+    done: list[int] = []
+    turn_store.in_background(done.append, 1)
+    turn_store.in_background(done.append, 2)
+    assert done == [] and len(registered) == 1  # nothing yet: it waits for the exit
+    turn_store.flush()
+    assert done == [1, 2]
 
 
 class _Bytes:
