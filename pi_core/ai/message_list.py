@@ -140,9 +140,17 @@ class MessageList(MutableSequence[Any]):
 
     def span_columns(self) -> Any:
         """:meth:`spans` as columns (see :meth:`DeferredMessage.span_columns`)."""
-        kinds = set(map(type, self._items))
-        if len(kinds) == 1 and issubclass(next(iter(kinds)), DeferredMessage):  # a resumed session, unchanged
-            return next(iter(kinds)).span_columns(self._items)
+        items = self._items
+        end = len(items)
+        while end and not isinstance(items[end - 1], DeferredMessage):  # the messages of this run, if any
+            end -= 1
+        kinds = set(map(type, items[:end]))
+        if len(kinds) == 1 and issubclass(kind := next(iter(kinds)), DeferredMessage):  # a resumed session
+            columns = kind.span_columns(items[:end] if end < len(items) else items)
+            if columns is not None and end < len(items):  # no stored line for the new ones
+                columns[1].extend([0] * (len(items) - end))
+                columns[2].extend([0] * (len(items) - end))
+            return columns
         return _columns(self.spans())
 
     def without_role(self, role: str) -> MessageList:

@@ -29,7 +29,7 @@ from typing import Any
 MIN_MESSAGES = 10_000
 #: The part of the messages the helper converts: a little under half, since the parent also reads
 #: the helper's turns and converts the last turn.
-SHARE = 0.43
+SHARE = 0.44
 
 _HEADER = 3  # (start, items, bytes) per turn
 

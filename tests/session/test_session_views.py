@@ -318,3 +318,29 @@ def test_a_request_handler_that_reads_no_messages_types_none(tmp_path: Path) -> 
     assert len([item for item in stored if "typed" in repr(item)]) <= 8  # the lines that do not fit
     assert sent[-1].content[0].text == "one more"
     session.session.close()
+
+
+def test_where_messages_are_stored_is_told_alike_with_this_runs_messages_after_them(tmp_path: Path) -> None:
+    """``span_columns`` takes a quick way when only this run's messages follow the stored ones."""
+    from pi_core.ai.types import TextContent, UserMessage
+    from pi_core.ai.message_list import _columns
+
+    w = SessionManager.create(tmp_path, tmp_path)
+    for n in range(10):
+        w.append_message(assistant(n) if n % 2 else {"role": "user", "content": f"q {n}", "timestamp": n})
+    path = w.session_file
+    w.close()
+    s = SessionManager.open(path, read_only=True)
+    try:
+        messages = s.build_session_context().message_list()
+        stored = len(messages)
+        for n in range(3):
+            messages.append(UserMessage(content=[TextContent(text=f"new {n}")]))
+        source, offsets, lengths = messages.span_columns()
+        assert (source, offsets, lengths) == _columns(messages.spans())
+        assert list(lengths[stored:]) == [0, 0, 0] and all(lengths[:stored])
+        assert len(offsets) == len(lengths) == stored + 3
+        messages.insert(1, UserMessage(content="in the middle"))  # not at the end: the general way
+        assert messages.span_columns() == _columns(messages.spans())
+    finally:
+        s.close()
