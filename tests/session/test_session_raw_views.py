@@ -385,3 +385,23 @@ def typed_request_anthropic(path: Path, m: Model, options: StreamOptions) -> byt
         return encode_json({**payload, "messages": list(payload["messages"])})
     finally:
         s.close()
+
+
+def test_a_text_that_is_not_utf8_is_not_sent_as_it_is(tmp_path: Path, monkeypatch: Any) -> None:
+    """A line holding bytes that are not UTF-8 has no raw view; the request is the one typing makes."""
+    taken = raw_calls(monkeypatch, openai_completions_raw)
+    conversation: list[dict[str, Any]] = []
+    for n in range(3):
+        conversation.append({"role": "assistant", "api": "openai-completions", "provider": "p", "model": "m",
+                             "stopReason": "toolUse", "timestamp": 3, "content": [
+                                 {"type": "text", "text": f"answer {n}"},
+                                 {"type": "toolCall", "id": f"call_{n}", "name": "read", "arguments": {"n": n}}]})
+        conversation.append({"role": "toolResult", "toolCallId": f"call_{n}", "toolName": "read",
+                             "content": [{"type": "text", "text": f"BROKEN out {n}"}], "isError": False,
+                             "timestamp": 4})
+    path = write_session(tmp_path, conversation)
+    path.write_bytes(path.read_bytes().replace(b"BROKEN out 1", b"\xff\xfe out 1"))
+    lazy = lazy_request(path, model())
+    assert lazy == typed_request(path, model())
+    assert b"\xff" not in lazy
+    assert taken.count(False) <= 1  # the turn with the broken text, at most
