@@ -61,7 +61,11 @@ class Helper:
             fd = os.memfd_create("pi-turns")
         except OSError:
             return None
-        pid = _fork()
+        try:
+            pid = _fork()
+        except OSError:  # no process to be had (a limit, memory): pi converts it all
+            os.close(fd)
+            return None
         if pid:
             return cls(pid, fd, mine[0][0])
         code = 1

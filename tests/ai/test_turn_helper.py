@@ -235,3 +235,17 @@ def test_a_later_request_converts_what_is_new_without_a_helper(tmp_path: Path, m
     second = json.loads(b"".join(encoded_messages(MODEL, context, get_compat(MODEL)).chunks()))
     assert len(helpers) == 1  # the first request only
     assert second[:-1] == first and second[-1] == {"role": "user", "content": "one more"}
+
+
+@pytest.mark.usefixtures("small_windows")
+def test_no_process_to_be_had_means_no_helper(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               helpers: list[Any]) -> None:
+    path = conversation(tmp_path)
+    alone = body(path, False, monkeypatch)
+
+    def refused() -> int:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(turn_helper, "_fork", refused)
+    assert body(path, True, monkeypatch) == alone
+    assert helpers == []
