@@ -319,8 +319,11 @@ class AgentSession:
 
     def get_context_usage(self) -> ContextUsage:
         """Tokens the context used in the last answer (``None`` right after a compaction, as in pi)."""
+        from ..ai.message_list import message_items
+
         window = self.model.context_window
-        compacted_at = max((getattr(m, "timestamp", 0) or 0 for m in self.agent.messages
+        # summaries are held typed: looking for them among the items types none of a resumed session's messages
+        compacted_at = max((getattr(m, "timestamp", 0) or 0 for m in message_items(self.agent.messages)
                             if getattr(m, "role", None) == "compactionSummary"), default=None)
         used: int | None = None
         for message in reversed(self.agent.messages):
@@ -928,8 +931,11 @@ class AgentSession:
         return self._starting_messages(self._user(text, images), start)
 
     def _starting_messages(self, first: Any, start: BeforeAgentStartEvent) -> list[Any]:
+        from ..ai.message_list import message_items
+
         prompts: list[Any] = []
-        if not any(getattr(m, "role", None) == "system" for m in self.agent.messages):
+        # the items' roles, not the messages: reading a resumed session's messages would type every one
+        if not any(getattr(m, "role", None) == "system" for m in message_items(self.agent.messages)):
             prompts.append(self.system_message)
         prompts.append(first)
         prompts.extend(start.messages)

@@ -249,3 +249,50 @@ def test_no_process_to_be_had_means_no_helper(tmp_path: Path, monkeypatch: pytes
     monkeypatch.setattr(turn_helper, "_fork", refused)
     assert body(path, True, monkeypatch) == alone
     assert helpers == []
+
+
+def test_pi_print_with_a_helper_sends_what_one_process_converts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real CLI (its event loop, threads, signal handlers) on a session long enough for a helper: the
+    request is what converting in one process gives (the answer pi stored aside)."""
+    import subprocess
+    import sys
+
+    from pi_core.testing import FakeProviderServer
+
+    work = tmp_path / "work"
+    work.mkdir()
+    s = SessionManager.create(work, work)
+    s.append_message(UserMessage(content=[TextContent(text="start")]))
+    for n in range(turn_helper.MIN_MESSAGES // 2 + 50):
+        call = ToolCall(id=f"call_{n}", name="read", arguments={"n": n})
+        s.append_message(AssistantMessage(content=[TextContent(text=f"step {n}"), call], provider="fake",
+                                          api="openai-completions", model="fake-model", stop_reason="toolUse"))
+        s.append_message(ToolResultMessage(tool_call_id=call.id, tool_name="read",
+                                           content=[TextContent(text=f"out {n} é\n")]))
+    path = s.session_file
+    assert path is not None
+    s.close()
+    agent = tmp_path / "agent"
+    env = {**os.environ, "PI_CODING_AGENT_DIR": str(agent)}
+    with FakeProviderServer([{"text": "done"}]) as server:
+        server.write_models_json(agent, settings={"compaction": {"enabled": False}})
+        models = json.loads((agent / "models.json").read_text())
+        models["providers"]["fake"]["models"][0]["contextWindow"] = 10_000_000
+        (agent / "models.json").write_text(json.dumps(models))
+        done = subprocess.run([sys.executable, "-m", "pi_core", "--provider", "fake", "--model", "fake-model",
+                               "--session", str(path), "-p", "go on"], cwd=work, env=env, capture_output=True,
+                              text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "done" in done.stdout
+    sent = server.requests[0]["body"]["messages"]
+    model = MODEL.model_copy(update={"provider": "fake", "id": "fake-model"})
+    with monkeypatch.context() as m:
+        m.setattr(openai_completions, "_TURNS", TurnCache(store=None))
+        m.setattr(turn_helper, "MIN_MESSAGES", 10**9)
+        expected = json.loads(b"".join(encoded_messages(model, context_of(path), get_compat(model)).chunks()))
+    conversation = [item for item in sent if item["role"] not in ("system", "developer")]
+    expected = [item for item in expected if item["role"] not in ("system", "developer")]
+    assert expected[-1] == {"role": "assistant", "content": "done"}  # the session holds the answer now
+    assert len(conversation) > turn_helper.MIN_MESSAGES
+    assert conversation == expected[:-1]
+    assert conversation[-1] == {"role": "user", "content": [{"type": "text", "text": "go on"}]}

@@ -344,3 +344,34 @@ def test_where_messages_are_stored_is_told_alike_with_this_runs_messages_after_t
         assert messages.span_columns() == _columns(messages.spans())
     finally:
         s.close()
+
+
+def test_a_prompt_on_a_resumed_session_without_a_system_message_types_none_of_it(tmp_path: Path) -> None:
+    """Looking for the system message (which such a session lacks) or for summaries must not type the messages."""
+    from pi_core import create_agent_session
+    from pi_core.testing import FakeProviderServer
+
+    work = tmp_path / "work"
+    work.mkdir()
+    w = SessionManager.create(work, work)
+    for n in range(40):
+        w.append_message(assistant(n, call=False) if n % 2 else {"role": "user", "content": f"q {n}", "timestamp": n})
+    path = w.session_file
+    w.close()
+    agent = tmp_path / "agent"
+
+    async def scenario() -> Any:
+        session = await create_agent_session(work, model="fake/fake-model", agent_dir=agent,
+                                             session=SessionManager.open(path))
+        await session.prompt("one more")
+        usage = session.get_context_usage()
+        return session.agent.messages.items(), usage
+
+    with FakeProviderServer([{"text": "answered"}]) as server:
+        server.write_models_json(agent)
+        items, usage = asyncio.run(scenario())
+    stored = [item for item in items if type(item).__name__ == "StoredMessage"]
+    assert len(stored) == 40
+    typed = [item for item in stored if "typed" in repr(item)]
+    assert len(typed) <= 1, typed  # at most the last answer, read for its usage
+    assert usage.tokens is not None and usage.tokens > 0
