@@ -20,6 +20,8 @@ Cases (sessions from ``gen_session.py``; a fresh copy of the file for every run,
 * ``openlinear``: the same on a 100,000-entry session without compaction, everything in the context
   (a 124 MB request); like a user resuming the session, each measured run finds what the run before
   it left (the session's derived index, the converted turns of ``cache/wire``);
+* ``openold1``: ``openlinear1`` on the same session as pi 0.73 wrote it (no system prompt snapshot: its
+  system message is a model change here);
 * ``openlinear1``: the same, but the first time this pi sends that session (no stored turns; this pi
   stores the turns it converted after it exits, from a process of its own, and every run first waits
   until the run before has stored them, so that no run is measured beside that work);
@@ -57,7 +59,7 @@ from gen_session import generate, generate_folder  # noqa: E402
 DEFAULT_TS = Path("/work/pi-ts/node_modules/.bin/pi")
 FLOOR = ("import gc; gc.disable(); import asyncio, httpx, httpcore, anyio, anyio._backends._asyncio, h11, "
          "pydantic, pydantic.main, pydantic.fields, pydantic.type_adapter, typer, pluggy, importlib.metadata")
-ALL_CASES = ("open10k", "open100k", "openlinear", "openlinear1", "turns", "stream", "list", "print")
+ALL_CASES = ("open10k", "open100k", "openlinear", "openlinear1", "openold1", "turns", "stream", "list", "print")
 TURNS = 200
 DELTAS = 200_000
 
@@ -168,6 +170,18 @@ def compare(label: str, programs: list[Program], measure: Measure, runs: int) ->
             line += f" (before: {out['before_ratio_wall']:.2f}x, {out['before_ratio_rss']:.2f}x)"
     print(line, flush=True)
     return out
+
+
+def without_system(source: Path, out: Path) -> None:
+    """``source`` as pi 0.73 would have written it: no system message (each becomes a model change)."""
+    with open(source, "rb") as lines, open(out, "wb") as written:
+        for line in lines:
+            if b'"role":"system"' in line[:400]:
+                entry = json.loads(line)
+                line = json.dumps({"type": "model_change", "id": entry["id"], "parentId": entry["parentId"],
+                                   "timestamp": entry["timestamp"], "provider": "fake", "modelId": "fake-model"},
+                                  separators=(",", ":")).encode() + b"\n"
+            written.write(line)
 
 
 def fresh_copy(file: Path, program: Program) -> Path:
@@ -304,10 +318,12 @@ def main() -> None:
     args.dir.mkdir(parents=True, exist_ok=True)
     files = {"open10k": ("s10k.jsonl", 10_000, False), "open100k": ("s100k.jsonl", 100_000, False),
              "openlinear": ("linear100k.jsonl", 100_000, True), "openlinear1": ("linear100k.jsonl", 100_000, True),
-             "turns": ("s1k.jsonl", 1_000, False)}
+             "openold1": ("linear100k.jsonl", 100_000, True), "turns": ("s1k.jsonl", 1_000, False)}
     for case, (name, entries, linear) in files.items():
         if case in cases and not (args.dir / name).exists():
             generate(args.dir / name, entries, linear=linear)
+    if "openold1" in cases and not (args.dir / "linear100k-0.73.jsonl").exists():
+        without_system(args.dir / "linear100k.jsonl", args.dir / "linear100k-0.73.jsonl")
     if "list" in cases:
         generate_folder(args.dir / "many", 1_000)
 
@@ -342,7 +358,9 @@ def main() -> None:
                     print(line, flush=True)
                     results[case] = row
                 else:
-                    results[case] = compare(case, programs, session_case(file, server, case == "openlinear1"),
+                    if case == "openold1":
+                        file = args.dir / "linear100k-0.73.jsonl"
+                    results[case] = compare(case, programs, session_case(file, server, case.endswith("1")),
                                             args.runs)
                     results[case]["file_mb"] = file.stat().st_size / 1e6
                     results[case]["request_mb"] = server.stats()["request_bytes"][-1] / 1e6
