@@ -159,39 +159,28 @@ def test_the_other_independent_providers_send_the_same_with_a_helper(
     assert len(helpers) == 1
 
 
+def failing(*args: Any) -> None:  # called in the helper only
+    raise RuntimeError("the helper fails")
+
+
+def hanging(*args: Any) -> None:  # called in the helper only
+    time.sleep(60)
+
+
 @pytest.mark.usefixtures("small_windows")
-def test_a_helper_that_fails_costs_only_its_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                 helpers: list[Any], parent_turns: list[int]) -> None:
+@pytest.mark.parametrize("helper_work", [failing, hanging])
+def test_a_helper_that_fails_or_hangs_costs_only_its_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          helpers: list[Any], parent_turns: list[int],
+                                                          helper_work: Any) -> None:
     path = conversation(tmp_path)
     alone = body(path, False, monkeypatch)
     converted_alone = len(parent_turns)
     parent_turns.clear()
-
-    def failing(*args: Any) -> None:  # called in the helper only
-        raise RuntimeError("the helper fails")
-
-    monkeypatch.setattr(turn_helper, "_convert_into", failing)
-    assert body(path, True, monkeypatch) == alone
-    assert len(parent_turns) == converted_alone  # the parent converted the helper's share too
-    assert gone(helpers[0].pid)
-
-
-@pytest.mark.usefixtures("small_windows")
-def test_a_helper_that_hangs_is_stopped_and_its_share_converted_by_the_parent(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, helpers: list[Any], parent_turns: list[int]) -> None:
-    path = conversation(tmp_path)
-    alone = body(path, False, monkeypatch)
-    converted_alone = len(parent_turns)
-    parent_turns.clear()
-
-    def hanging(*args: Any) -> None:  # called in the helper only
-        time.sleep(60)
-
-    monkeypatch.setattr(turn_helper, "_convert_into", hanging)
+    monkeypatch.setattr(turn_helper, "_convert_into", helper_work)
     started = time.monotonic()
     assert body(path, True, monkeypatch) == alone
-    assert time.monotonic() - started < 30  # stopped after about a second, not waited for
-    assert len(parent_turns) == converted_alone
+    assert time.monotonic() - started < 30  # a hanging helper is stopped after about a second, not waited for
+    assert len(parent_turns) == converted_alone  # the parent converted the helper's share too
     assert gone(helpers[0].pid)
 
 
@@ -254,10 +243,8 @@ def test_no_process_to_be_had_means_no_helper(tmp_path: Path, monkeypatch: pytes
 def test_pi_print_with_a_helper_sends_what_one_process_converts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The real CLI (its event loop, threads, signal handlers) on a session long enough for a helper: the
     request is what converting in one process gives (the answer pi stored aside)."""
-    import subprocess
-    import sys
-
     from pi_core.testing import FakeProviderServer
+    from test_turn_store import pi_print
 
     work = tmp_path / "work"
     work.mkdir()
@@ -272,17 +259,8 @@ def test_pi_print_with_a_helper_sends_what_one_process_converts(tmp_path: Path, 
     path = s.session_file
     assert path is not None
     s.close()
-    agent = tmp_path / "agent"
-    env = {**os.environ, "PI_CODING_AGENT_DIR": str(agent)}
     with FakeProviderServer([{"text": "done"}]) as server:
-        server.write_models_json(agent, settings={"compaction": {"enabled": False}})
-        models = json.loads((agent / "models.json").read_text())
-        models["providers"]["fake"]["models"][0]["contextWindow"] = 10_000_000
-        (agent / "models.json").write_text(json.dumps(models))
-        done = subprocess.run([sys.executable, "-m", "pi_core", "--provider", "fake", "--model", "fake-model",
-                               "--session", str(path), "-p", "go on"], cwd=work, env=env, capture_output=True,
-                              text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
+        done = pi_print(server, tmp_path / "agent", path, "go on")
     assert "done" in done.stdout
     sent = server.requests[0]["body"]["messages"]
     model = MODEL.model_copy(update={"provider": "fake", "id": "fake-model"})

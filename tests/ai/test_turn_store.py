@@ -255,22 +255,30 @@ def test_the_store_keeps_to_its_limit(tmp_path: Path, monkeypatch: pytest.Monkey
     assert len(store_files()) == 1 and store_files() != [old]  # the least recently used went
 
 
+def pi_print(server: FakeProviderServer, agent: Path, path: Path, prompt: str) -> subprocess.CompletedProcess[str]:
+    """``pi --session PATH -p PROMPT`` in the session's folder, talking to ``server`` (compaction off, a
+    window the whole session fits in); it must succeed."""
+    if not (agent / "models.json").exists():
+        server.write_models_json(agent, settings={"compaction": {"enabled": False}})
+        models = json.loads((agent / "models.json").read_text())
+        models["providers"]["fake"]["models"][0]["contextWindow"] = 10_000_000
+        (agent / "models.json").write_text(json.dumps(models))
+    done = subprocess.run([sys.executable, "-m", "pi_core", "--provider", "fake", "--model", "fake-model",
+                           "--session", str(path), "-p", prompt], cwd=path.parent,
+                          env={**os.environ, "PI_CODING_AGENT_DIR": str(agent)}, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
 def test_pi_print_on_a_resumed_big_session_sends_what_it_sent_before(tmp_path: Path) -> None:
     agent = tmp_path / "agent"
     work = tmp_path / "work"
     work.mkdir()
     path = big_session(work)
-    env = {**os.environ, "PI_CODING_AGENT_DIR": str(agent)}
     with FakeProviderServer([{"text": "one"}, {"text": "two"}]) as server:
-        server.write_models_json(agent, settings={"compaction": {"enabled": False}})
-        models = json.loads((agent / "models.json").read_text())
-        models["providers"]["fake"]["models"][0]["contextWindow"] = 10_000_000  # the whole session fits
-        (agent / "models.json").write_text(json.dumps(models))
         for prompt in ("first", "second"):
-            done = subprocess.run([sys.executable, "-m", "pi_core", "--provider", "fake", "--model", "fake-model",
-                                   "--session", str(path), "-p", prompt], cwd=work, env=env, capture_output=True,
-                                  text=True, timeout=120)
-            assert done.returncode == 0, done.stderr
+            pi_print(server, agent, path, prompt)
             if prompt == "first":  # mark one stored turn, to see below that the next run sent it as stored
                 [store] = (agent / "cache" / "wire").glob("*.turns")
                 data = written(store)
@@ -297,16 +305,8 @@ def test_pi_print_stores_its_turns_after_it_exits_leaving_the_session_free(tmp_p
     work = tmp_path / "work"
     work.mkdir()
     path = big_session(work)
-    env = {**os.environ, "PI_CODING_AGENT_DIR": str(agent)}
     with FakeProviderServer([{"text": "one"}]) as server:
-        server.write_models_json(agent, settings={"compaction": {"enabled": False}})
-        models = json.loads((agent / "models.json").read_text())
-        models["providers"]["fake"]["models"][0]["contextWindow"] = 10_000_000
-        (agent / "models.json").write_text(json.dumps(models))
-        done = subprocess.run([sys.executable, "-m", "pi_core", "--provider", "fake", "--model", "fake-model",
-                               "--session", str(path), "-p", "first"], cwd=work, env=env, capture_output=True,
-                              text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
+        pi_print(server, agent, path, "first")
     SessionManager.open(path).close()  # the writer left behind holds no lock of the session's
     [store] = (agent / "cache" / "wire").glob("*.turns")
     loaded = turn_store.TurnStore(store.parent).load(store)  # waits for the writer, like the next pi
