@@ -112,7 +112,10 @@ class Helper:
         deadline = time.monotonic() + timeout
         delay = 0.0005
         while True:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            try:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:  # reaped by another (a child watcher that waits for any child)
+                return False
             if pid:
                 return os.waitstatus_to_exitcode(status) == 0
             if time.monotonic() >= deadline:

@@ -274,3 +274,21 @@ def test_pi_print_with_a_helper_sends_what_one_process_converts(tmp_path: Path, 
     assert len(conversation) > turn_helper.MIN_MESSAGES
     assert conversation == expected[:-1]
     assert conversation[-1] == {"role": "user", "content": [{"type": "text", "text": "go on"}]}
+
+
+@pytest.mark.usefixtures("small_windows")
+def test_a_helper_reaped_by_someone_else_is_not_trusted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        helpers: list[Any], parent_turns: list[int]) -> None:
+    path = conversation(tmp_path)
+    alone = body(path, False, monkeypatch)
+    converted_alone = len(parent_turns)
+    parent_turns.clear()
+    real = os.waitpid
+
+    def another_watcher(pid: int, options: int) -> Any:  # as a child watcher waiting for any child would
+        real(pid, 0)
+        raise ChildProcessError(10, "No child processes")
+
+    monkeypatch.setattr(turn_helper.os, "waitpid", another_watcher)
+    assert body(path, True, monkeypatch) == alone
+    assert len(parent_turns) == converted_alone
