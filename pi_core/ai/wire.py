@@ -271,7 +271,7 @@ def _convert_window(messages: Sequence[Any], lo: int, hi: int, starts: list[int]
     raws: list[Any] | None = None  # read when the window has a turn to convert
     for n, (start, end) in enumerate(zip(bounds, bounds[1:])):
         found = stored.get(start)
-        if found is not None and found[3] == offset:  # a stored turn after one that was not
+        if found is not None and found[3] == offset:  # stored after one that was not, or the helper's
             turns.starts.append(start)
             turns.offsets.append(offset)
             offset += found[2]
