@@ -48,8 +48,10 @@ class Helper:
         """Fork a helper for the last windows of ``windows`` (ranges of whole turns; ``starts``: where
         the turns start), or ``None`` when it would not pay or cannot be done. ``read(messages, lo, hi)``
         gives raw views, ``encode(items)`` a turn's JSON text, both as the parent uses them."""
-        total = windows[-1][1] if windows else 0
-        if total - windows[0][0] < MIN_MESSAGES or not hasattr(os, "fork") or not hasattr(os, "memfd_create"):
+        if not windows or not hasattr(os, "fork") or not hasattr(os, "memfd_create"):
+            return None
+        total = windows[-1][1]
+        if total - windows[0][0] < MIN_MESSAGES:
             return None
         cut = windows[0][0] + (total - windows[0][0]) * (1 - SHARE)
         mine = [w for w in windows if w[0] >= cut]

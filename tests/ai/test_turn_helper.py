@@ -292,3 +292,23 @@ def test_a_helper_reaped_by_someone_else_is_not_trusted(tmp_path: Path, monkeypa
     monkeypatch.setattr(turn_helper.os, "waitpid", another_watcher)
     assert body(path, True, monkeypatch) == alone
     assert len(parent_turns) == converted_alone
+
+
+@pytest.mark.parametrize("module", [openai_completions, anthropic, google])
+def test_a_request_without_messages_has_no_helper_and_no_error(module: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pi_core.ai.options import StreamOptions
+    from pi_core.ai.wire import body_bytes
+
+    api = {openai_completions: "openai-completions", anthropic: "anthropic-messages",
+           google: "google-generative-ai"}[module]
+    model = MODEL.model_copy(update={"api": api})
+    monkeypatch.setattr(module, "_TURNS", TurnCache(store=None))
+    built = module.build_payload(model, Context(system_prompt="sys"), StreamOptions(api_key="k"))
+    payload = built[0] if isinstance(built, tuple) else built
+    sent = json.loads(body_bytes(payload))
+    if module is google:
+        assert sent["contents"] == []
+    elif module is anthropic:
+        assert sent["messages"] == []
+    else:  # the system prompt is the only message
+        assert [m["role"] for m in sent["messages"]] == ["system"]
