@@ -116,9 +116,9 @@ def _decode_run(pairs: list[Any]) -> list[Any]:
     """All of them in one go, at C speed, when they are all good (the usual case); else one by one."""
     ids, texts = zip(*pairs)
     # the brackets go on the first and last lines, so that the window's text is copied once, not three times
-    array = [b"[" + texts[0], *texts[1:]] if len(texts) > 1 else [b"[" + texts[0] + b"]"]
-    if len(texts) > 1:
-        array[-1] = array[-1] + b"]"
+    array = list(texts)
+    array[0] = b"[" + array[0]
+    array[-1] += b"]"
     try:
         entries = _decode_entries(b",".join(array))
     except _DECLINED:
