@@ -26,6 +26,7 @@ from ..agent.agent import Agent
 from ..agent.loop import LoopConfig
 from ..agent.tools import Tool, ToolContext, ToolResult
 from ..ai.abort import AbortController, AbortSignal
+from ..ai.message_list import message_items
 from ..ai.retry import RetryPolicy
 from ..ai.types import AssistantMessage, Context, ImageContent, Model, SystemMessage, TextContent, UserMessage
 from ..events import (
@@ -319,8 +320,6 @@ class AgentSession:
 
     def get_context_usage(self) -> ContextUsage:
         """Tokens the context used in the last answer (``None`` right after a compaction, as in pi)."""
-        from ..ai.message_list import message_items
-
         window = self.model.context_window
         # summaries are held typed: looking for them among the items types none of a resumed session's messages
         compacted_at = max((getattr(m, "timestamp", 0) or 0 for m in message_items(self.agent.messages)
@@ -931,8 +930,6 @@ class AgentSession:
         return self._starting_messages(self._user(text, images), start)
 
     def _starting_messages(self, first: Any, start: BeforeAgentStartEvent) -> list[Any]:
-        from ..ai.message_list import message_items
-
         prompts: list[Any] = []
         # the items' roles, not the messages: reading a resumed session's messages would type every one
         if not any(getattr(m, "role", None) == "system" for m in message_items(self.agent.messages)):
