@@ -16,6 +16,7 @@ the payload they always saw.
 from __future__ import annotations
 
 import bisect
+import functools
 import operator
 import os
 import uuid
@@ -24,7 +25,7 @@ from itertools import accumulate
 from collections.abc import Callable, Iterable, Iterator, MutableSequence, Sequence
 from typing import Any, overload
 
-from .message_list import message_items, message_lines, message_span_columns, message_views
+from .message_list import MessageList, message_items, message_lines, message_span_columns, message_views
 
 #: ``convert_turn(views, offset) -> (items, consumed)``: the wire items of one turn's messages (views
 #: or models, invalid ones left out); ``offset`` is the sum of ``consumed`` over the turns before it
@@ -215,7 +216,9 @@ class TurnCache:
                 begin, offset = old.starts[keep], old.offsets[keep]
                 turns.starts, turns.offsets = old.starts[:keep], old.offsets[:keep]
                 turns.parts, turns.counts = old.parts[:keep], old.counts[:keep]
-        disk = _Disk.open(self._turn_store(), key, messages, convert_turn, raw_turn) if old is None else None
+        disk = None
+        if old is None and isinstance(messages, MessageList):  # read from a session: maybe stored before
+            disk = _Disk.open(self._turn_store(), key, items, convert_turn, raw_turn)
         stored: dict[int, Any] = {}
         if disk is not None:
             starts = _turn_starts(items, 0)
@@ -315,27 +318,30 @@ def _raw_views(messages: Sequence[Any], lo: int, hi: int) -> list[Any]:
 class _Disk:
     """The stored turns of one conversation read from one session file (see :mod:`.turn_store`)."""
 
-    def __init__(self, store: Any, file: Any, source: Any, offsets: array, lengths: array) -> None:
+    def __init__(self, store: Any, file: Any, source: Any, items: list[Any], columns: Any) -> None:
+        """``columns``: :func:`message_span_columns` of ``items``, or only of the first of them (their
+        source); the rest is read when it is needed."""
         from .turn_store import PrefixCrc
 
         self.store, self.file, self.source = store, file, source
-        # the messages not read from the file; the (offset, length) of every message, flat
-        self.outside = [n for n, length in enumerate(lengths) if not length] if 0 in lengths else []
-        self.pairs = array("q", bytes(16 * len(offsets)))
-        self.pairs[0::2], self.pairs[1::2] = offsets, lengths
+        self._items, self._columns = items, columns
         self.loaded = store.load(file)
         self.matched = 0
         self.last = -1
         self.prefix = PrefixCrc(source)
 
     @classmethod
-    def open(cls, store: Any, key: str, messages: Sequence[Any], *converters: Any) -> _Disk | None:
-        """``converters``: the functions converting turns (stored turns are kept per version of their code)."""
+    def open(cls, store: Any, key: str, items: list[Any], *converters: Any) -> _Disk | None:
+        """``items``: the conversation's (:func:`message_items`); ``converters``: the functions converting
+        turns (stored turns are kept per version of their code)."""
         if store is None or store.folder is None or os.name == "nt":  # no flock to write it with
             return None
         from .turn_store import MIN_SOURCE, code_version, source_size
 
-        columns = message_span_columns(messages)
+        # where the messages are stored is where the first one is (see message_span_columns); the
+        # columns of all of them are made when stored turns are compared or saved: with no stored turns,
+        # after the request has gone
+        columns = message_span_columns(MessageList(items[:1])) or message_span_columns(MessageList(items))
         if columns is None or source_size(columns[0]) < MIN_SOURCE:
             return None
         codes = [getattr(f, "__code__", None) for f in converters if f is not None]
@@ -348,7 +354,23 @@ class _Disk:
             source = OwnReader(columns[0])
         except (OSError, AttributeError, TypeError):
             return None
-        return cls(store, file, source, *columns[1:])
+        return cls(store, file, source, items, columns)
+
+    @functools.cached_property
+    def pairs(self) -> array:
+        """The ``(offset, length)`` of every message in the file, flat (length 0: not read from it)."""
+        columns = self._columns
+        if len(columns[1]) != len(self._items):  # the same source: the first message's
+            columns = message_span_columns(MessageList(self._items))
+        pairs = array("q", bytes(16 * len(self._items)))
+        pairs[0::2], pairs[1::2] = columns[1:]
+        return pairs
+
+    @functools.cached_property
+    def outside(self) -> list[int]:
+        """The messages not read from the file."""
+        lengths = self.pairs[1::2]
+        return [n for n, length in enumerate(lengths) if not length] if 0 in lengths else []
 
     def _stored_messages(self, lo: int, hi: int) -> bool:
         outside = self.outside
