@@ -106,6 +106,8 @@ _EXPORTS: dict[str, str] = {
     "encode_body": "pi_core.ai.wire",
     "message_items": "pi_core.ai.message_list",
     "message_lines": "pi_core.ai.message_list",
+    "message_line_block": "pi_core.ai.message_list",
+    "LineBlock": "pi_core.ai.message_list",
     "message_views": "pi_core.ai.message_list",
     "RawTurnConverter": "pi_core.ai.wire",
     "RawAssistant": "pi_core.ai.raw_views",
@@ -356,6 +358,8 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
         MessageList as MessageList,
         message_items as message_items,
         message_lines as message_lines,
+        message_line_block as message_line_block,
+        LineBlock as LineBlock,
         message_views as message_views,
     )
     from .raw_views import (

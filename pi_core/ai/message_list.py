@@ -15,8 +15,8 @@ copies (what plugin hooks receive).
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Iterator, MutableSequence
-from typing import Any, overload
+from collections.abc import Iterable, Iterator, MutableSequence, Sequence
+from typing import Any, NamedTuple, overload
 
 
 class DeferredMessage:
@@ -51,6 +51,13 @@ class DeferredMessage:
         return [None] * len(items)
 
     @classmethod
+    def line_block_of(cls, items: list[Any]) -> LineBlock | None:
+        """The stored lines of ``items`` (all of this class) read as one block of bytes, when they are
+        lines of one file not far apart, in order, none typed (as :meth:`lines_of` has them); ``None``
+        otherwise (read them with :meth:`lines_of`)."""
+        return None
+
+    @classmethod
     def spans_of(cls, items: list[Any]) -> list[Any]:
         """Where each of ``items`` (all of this class) is stored: ``(source, offset, length)`` when the
         message is read from exactly those bytes of ``source`` (an object with ``path`` and
@@ -63,6 +70,18 @@ class DeferredMessage:
         ``array("q")``; length 0 where a message is not stored in ``source``), or ``None`` when none
         is stored."""
         return _columns(cls.spans_of(items))
+
+
+class LineBlock(NamedTuple):
+    """Stored lines read as one block of bytes (see :meth:`DeferredMessage.line_block_of`)."""
+
+    data: bytes
+    """``lines`` lines of a file as they are, newline-separated; lines of other entries may be among them."""
+    lines: int
+    at: Sequence[int]
+    """The line of each message in ``data`` (0 is the first)."""
+    ids: list[Any]
+    """The id of the entry each message is the ``message`` of."""
 
 
 def _columns(spans: list[Any]) -> Any:
@@ -125,6 +144,15 @@ class MessageList(MutableSequence[Any]):
             for n, value in zip(where, getattr(kind, read)([items[n] for n in where])):
                 out[n] = value
         return out
+
+    def line_block(self, start: int = 0, stop: int | None = None) -> LineBlock | None:
+        """The stored lines of messages ``start:stop`` as one block (see
+        :meth:`DeferredMessage.line_block_of`); ``None`` unless they are deferred messages of one class."""
+        items = self._items[start:stop]
+        kinds = set(map(type, items))
+        if len(kinds) == 1 and issubclass(kind := kinds.pop(), DeferredMessage):
+            return kind.line_block_of(items)
+        return None
 
     def spans(self) -> list[Any]:
         """Where each item is stored (see :meth:`DeferredMessage.spans_of`); ``None`` for models."""
@@ -260,11 +288,17 @@ def message_lines(messages: Any, start: int = 0, stop: int | None = None) -> lis
     return [None] * len(messages[start:stop])
 
 
+def message_line_block(messages: Any, start: int = 0, stop: int | None = None) -> LineBlock | None:
+    """The stored lines of ``messages[start:stop]`` as one block (see :meth:`MessageList.line_block`);
+    ``None`` for a plain sequence."""
+    return messages.line_block(start, stop) if isinstance(messages, MessageList) else None
+
+
 def message_span_columns(messages: Any) -> Any:
     """Where ``messages`` are stored, as columns (see :meth:`MessageList.span_columns`); ``None`` for a
     plain sequence."""
     return messages.span_columns() if isinstance(messages, MessageList) else None
 
 
-__all__ = ["DeferredMessage", "MessageList", "message_items", "message_lines", "message_span_columns",
-           "message_views"]
+__all__ = ["DeferredMessage", "LineBlock", "MessageList", "message_items", "message_line_block", "message_lines",
+           "message_span_columns", "message_views"]

@@ -88,7 +88,15 @@ class _Entry(msgspec.Struct, gc=False):
     message: typing.Union[RawUser, RawAssistant, RawToolResult]  # type: ignore[valid-type]
 
 
+class _Line(msgspec.Struct, gc=False):
+    """Any line of a block (:func:`decode_block`): the entries of other kinds among the messages' have none."""
+
+    id: Any = None
+    message: typing.Optional[typing.Union[RawUser, RawAssistant, RawToolResult]] = None  # type: ignore[valid-type]
+
+
 _decode_entry = msgspec.json.Decoder(_Entry).decode
+_decode_block = msgspec.json.Decoder(_Line).decode_lines
 _decode_entries = msgspec.json.Decoder(list[_Entry]).decode
 _DECLINED = (msgspec.ValidationError, msgspec.DecodeError)
 _ID = operator.attrgetter("id")
@@ -110,6 +118,23 @@ def decode_lines(lines: list[Any]) -> list[Any]:
             out[start:stop] = _decode_run(lines[start:stop])
         start = stop + 1
     return out
+
+
+def decode_block(block: Any) -> list[Any] | None:
+    """The raw views of the messages of a :class:`~pi_core.ai.LineBlock`, all in one go at C speed, with
+    no copy of its bytes; ``None`` unless every line of it decodes and each message is the entry of its
+    id with a message that decodes as a view (then read them one by one: :func:`decode_lines`)."""
+    try:
+        decoded = _decode_block(block.data)
+    except _DECLINED:
+        return None
+    if len(decoded) != block.lines:
+        return None
+    picked = decoded if len(block.at) == block.lines else list(map(decoded.__getitem__, block.at))
+    if list(map(_ID, picked)) != block.ids:
+        return None
+    messages = list(map(_MESSAGE, picked))
+    return None if messages.count(None) else messages
 
 
 def _decode_run(pairs: list[Any]) -> list[Any]:
@@ -213,4 +238,4 @@ def raw_object(raw: Any) -> dict[str, Any] | None:
 
 
 __all__ = ["RawAssistant", "RawImage", "RawText", "RawThinking", "RawToolCall", "RawToolResult", "RawUser",
-           "DeclineTurn", "decode_lines", "raw_handoff", "raw_json_text", "raw_object"]
+           "DeclineTurn", "decode_block", "decode_lines", "raw_handoff", "raw_json_text", "raw_object"]

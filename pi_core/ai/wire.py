@@ -25,7 +25,8 @@ from itertools import accumulate
 from collections.abc import Callable, Iterable, Iterator, MutableSequence, Sequence
 from typing import Any, overload
 
-from .message_list import MessageList, message_items, message_lines, message_span_columns, message_views
+from .message_list import (MessageList, message_items, message_line_block, message_lines, message_span_columns,
+                           message_views)
 
 #: ``convert_turn(views, offset) -> (items, consumed)``: the wire items of one turn's messages (views
 #: or models, invalid ones left out); ``offset`` is the sum of ``consumed`` over the turns before it
@@ -310,9 +311,11 @@ def _convert_window(messages: Sequence[Any], lo: int, hi: int, starts: list[int]
 
 def _raw_views(messages: Sequence[Any], lo: int, hi: int) -> list[Any]:
     """The raw views of ``messages[lo:hi]`` (see :mod:`.raw_views`); ``None`` for those that have none."""
-    from .raw_views import decode_lines
+    from .raw_views import decode_block, decode_lines
 
-    return decode_lines(message_lines(messages, lo, hi))
+    block = message_line_block(messages, lo, hi)
+    views = None if block is None else decode_block(block)
+    return views if views is not None else decode_lines(message_lines(messages, lo, hi))
 
 
 class _Disk:

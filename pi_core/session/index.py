@@ -12,7 +12,7 @@ from __future__ import annotations
 from array import array
 from itertools import repeat
 from operator import itemgetter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from .messages import KNOWN_ROLES
@@ -359,6 +359,10 @@ class TreeIndex:
         as dicts (see :meth:`RecordStore.raw`)."""
         where = self.where
         return self.records.raw([where[at] for at in positions])
+
+    def message_line_block(self, positions: list[int]) -> tuple[bytes, int, Sequence[int], list[Any]] | None:
+        """:meth:`message_lines` as one block of bytes (see :meth:`RecordStore.line_block`)."""
+        return self.records.line_block(list(map(self.where.__getitem__, positions)))
 
     def message_spans(self, positions: list[int]) -> list[Any]:
         """Where the entries at ``positions`` are in the file (see :meth:`RecordStore.spans`)."""

@@ -240,6 +240,16 @@ class StoredMessage(DeferredMessage):
         return out
 
     @classmethod
+    def line_block_of(cls, items: list[Any]) -> Any:
+        tree = _one_tree(items)
+        if tree is None or list(map(_MADE, items)).count(None) != len(items):
+            return None
+        from pi_core.ai.message_list import LineBlock
+
+        block = tree.message_line_block(list(map(_AT, items)))
+        return None if block is None else LineBlock(*block)
+
+    @classmethod
     def spans_of(cls, items: list[Any]) -> list[Any]:
         tree = _one_tree(items)
         if tree is None:

@@ -24,7 +24,7 @@ import stat
 import weakref
 from array import array
 from operator import attrgetter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -497,26 +497,50 @@ class RecordStore:
             i = j
         return out
 
-    def _raw_lines(self, records: list[int]) -> list[tuple[Any, bytes | None]] | None:
-        """:meth:`raw` when the records are in file order, none held as a dict, and the lines from the
-        first to the last are all lines of records, not much longer than the records' own (a window of a
-        long conversation): read in one go and split at C speed; ``None`` otherwise."""
+    def _block(self, records: list[int]) -> tuple[bytes, int] | None:
+        """The lines from the first of ``records`` to the last, read in one go, and the first's record,
+        when the records are in file order and those lines are all lines of records, not much longer
+        than the records' own (a window of a long conversation); ``None`` otherwise. A record held as a
+        dict is read too: it is still its line (see :meth:`spans`)."""
         if self._reader is None or len(records) < 2 or not all(map(operator.lt, records, records[1:])):
             return None
         lo, hi = records[0], records[-1] + 1
-        offsets, lengths = self._offsets[lo:hi], self._lengths[lo:hi]
-        ends = list(map(operator.add, offsets, lengths))
-        size = ends[-1] - offsets[0]
-        if 0 in lengths or list(map(operator.sub, offsets[1:], ends)).count(1) != hi - lo - 1 \
-                or size > 2 * sum(map(self._lengths.__getitem__, records)) + _SPAN \
-                or list(map(self._dicts.__getitem__, records)).count(None) != len(records):
+        lengths = self._lengths[lo:hi]
+        size = self._offsets[hi - 1] + lengths[-1] - self._offsets[lo]
+        # lines are apart by one newline at least: by exactly one each when they add up to the size
+        if 0 in lengths or size != sum(lengths) + hi - lo - 1 \
+                or (hi - lo != len(records) and size > 2 * sum(map(self._lengths.__getitem__, records)) + _SPAN):
             return None
-        data = self._reader.read(offsets[0], size)
+        data = self._reader.read(self._offsets[lo], size)
+        return (data, lo) if len(data) == size else None
+
+    def _raw_lines(self, records: list[int]) -> list[tuple[Any, bytes | None]] | None:
+        """:meth:`raw` for records none of which is held as a dict, read as one block (see
+        :meth:`_block`) and split at C speed; ``None`` when they cannot be."""
+        if list(map(self._dicts.__getitem__, records)).count(None) != len(records):
+            return None
+        block = self._block(records)
+        if block is None:
+            return None
+        data, lo = block
         lines = data.split(b"\n")
-        if len(data) != size or len(lines) != hi - lo:
+        if len(lines) != records[-1] + 1 - lo:
             return None
-        picked = lines if hi - lo == len(records) else [lines[r - lo] for r in records]
+        picked = lines if len(lines) == len(records) else [lines[r - lo] for r in records]
         return list(zip(map(self._ids.__getitem__, records), picked))
+
+    def line_block(self, records: list[int]) -> tuple[bytes, int, Sequence[int], list[Any]] | None:
+        """The lines of ``records`` as one block of bytes, ``(data, lines, at, ids)``: ``lines`` lines
+        of the file as they are (newline-separated) from the first of them to the last, the line in it
+        of each record and its id; ``None`` when they cannot be read as one block (see :meth:`_block`)."""
+        block = self._block(records)
+        if block is None:
+            return None
+        data, lo = block
+        count = records[-1] + 1 - lo
+        if count == len(records):  # all of them: a window of a conversation without other entries
+            return data, count, range(count), self._ids[lo:lo + count]
+        return data, count, [r - lo for r in records], list(map(self._ids.__getitem__, records))
 
     def spans(self, records: list[int]) -> list[tuple[FileReader, int, int] | None]:
         """``(reader, offset, length)`` of each of ``records`` in the file it was read from; ``None`` for

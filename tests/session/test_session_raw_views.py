@@ -339,6 +339,125 @@ def test_lines_read_in_one_go_are_the_lines_read_one_by_one(tmp_path_factory: An
         s.close()
 
 
+def shaped_session(folder: Path, shape: list[str]) -> Path:
+    s = SessionManager.create(folder, folder)
+    s.append_message({"role": "user", "content": "start", "timestamp": 0})
+    for n, kind in enumerate(shape):
+        if kind == "user":
+            s.append_message({"role": "user", "content": f"question {n}", "timestamp": n})
+        elif kind == "answer":
+            s.append_message({"role": "assistant", "api": "openai-completions", "provider": "p", "model": "m",
+                              "stopReason": "stop", "timestamp": n, "content": [{"type": "text", "text": f"a{n}"}]})
+        elif kind == "odd":  # a message its view refuses: the block is read line by line
+            s.append_message({"role": "user", "content": "\ud800", "timestamp": n})
+        elif kind == "model":
+            s.append_model_change("p", f"m{n}")
+        elif kind == "custom":
+            s.append_custom_entry("note", {"n": n})
+        elif kind == "label":
+            s.append_label_change(s.get_leaf_id(), f"label {n}")
+        elif len(s.get_raw_branch()) > 2:
+            s.branch(s.get_raw_branch()[-3]["id"])
+    path = Path(s.session_file)
+    s.close()
+    return path
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(shape=st.lists(st.sampled_from(["user", "answer", "answer", "odd", "model", "custom", "branch", "label"]),
+                      min_size=2, max_size=40),
+       windows=st.lists(st.tuples(st.integers(0, 60), st.integers(0, 60)), max_size=6),
+       read=st.lists(st.integers(0, 60), max_size=3), typed=st.lists(st.integers(0, 60), max_size=2))
+def test_views_read_as_one_block_are_the_views_read_line_by_line(tmp_path_factory: Any, shape: list[str],
+                                                                 windows: list[tuple[int, int]], read: list[int],
+                                                                 typed: list[int]) -> None:
+    """A window of a conversation read as one block of the file and decoded in one go gives the raw views
+    that its lines read and decoded one by one give — or declines: with other entries between the
+    messages, branches, entries held in memory since they were read, messages typed since (no longer
+    what their lines say), appended ones, and a message whose view refuses it."""
+    from pi_core.ai import message_line_block, message_lines
+    from pi_core.ai.raw_views import decode_block, decode_lines
+
+    path = shaped_session(tmp_path_factory.mktemp("block"), shape)
+    s = SessionManager.open(path)
+    try:
+        s.append_message({"role": "user", "content": "held in memory", "timestamp": 99})
+        ids = [entry.id for entry in s.get_entries()]
+        for k in read:  # read as an entry: held as a dict from now on, still its line
+            s.get_entry(ids[k % len(ids)])
+        messages = s.build_session_context().message_list()
+        count = len(messages)
+        for k in typed:
+            messages[k % count]
+        typed_now = {k % count for k in typed}
+        for lo, hi in [(0, count), (0, count - 1), (1, count - 1),
+                       *((min(a, b) % count, max(a, b) % count) for a, b in windows)]:
+            block = message_line_block(messages, lo, hi)
+            views = None if block is None else decode_block(block)
+            if views is not None:
+                assert views == decode_lines(lines_one_by_one(messages, lo, hi, typed_now))
+    finally:
+        s.close()
+
+
+def lines_one_by_one(messages: Any, lo: int, hi: int, typed: set[int] = frozenset()) -> list[Any]:
+    """:func:`message_lines`, with the lines of entries held as dicts read from the file too (not those of
+    the messages ``typed``: what they are now is not their lines)."""
+    from pi_core.ai import message_lines
+
+    out = message_lines(messages, lo, hi)
+    for n, span in enumerate(messages.spans()[lo:hi]):
+        if out[n] is None and span is not None and lo + n not in typed:
+            line = span[0].read(span[1], span[2])
+            out[n] = (json.loads(line)["id"], line)
+    return out
+
+
+def test_a_window_of_message_lines_is_read_as_one_block(tmp_path: Path) -> None:
+    """The usual shape, a long conversation with a few other entries and entries read as dicts among its
+    messages, is read in one go."""
+    from pi_core.ai import message_line_block, message_lines
+    from pi_core.ai.raw_views import decode_block, decode_lines
+
+    path = shaped_session(tmp_path, ["user", "answer", "answer", "label", "answer", "model", "answer"] * 10)
+    s = SessionManager.open(path)
+    try:
+        s.get_entry(s.get_entries()[-1].id)
+        messages = s.build_session_context().message_list()
+        count = len(messages)
+        for lo, hi in [(0, count), (3, count), (0, 10)]:
+            block = message_line_block(messages, lo, hi)
+            assert block is not None
+            views = decode_block(block)
+            assert views is not None and len(views) == hi - lo
+            assert views == decode_lines(lines_one_by_one(messages, lo, hi))
+        messages[4]  # typed: its line no longer speaks for it
+        assert message_line_block(messages, 0, 10) is None and message_line_block(messages, 5, 10) is not None
+    finally:
+        s.close()
+
+
+def test_a_block_with_lines_that_are_no_entries_or_not_the_expected_ones_is_not_taken(tmp_path: Path) -> None:
+    from pi_core.ai import LineBlock, message_line_block
+    from pi_core.ai.raw_views import decode_block, decode_lines
+
+    path = shaped_session(tmp_path, ["user", "answer"] * 10)
+    lines = path.read_bytes().split(b"\n")
+    lines.insert(8, b"this line is no entry")  # skipped when the session is read: lines and records part
+    path.write_bytes(b"\n".join(lines))
+    s = SessionManager.open(path, read_only=True)
+    try:
+        messages = s.build_session_context().message_list()
+        assert len(messages) == 21
+        assert message_line_block(messages, 0, 12) is None
+        block = message_line_block(messages, 8, 12)
+        assert block is not None and decode_block(block) == decode_lines(lines_one_by_one(messages, 8, 12))
+        assert decode_block(LineBlock(block.data, block.lines, block.at, [*block.ids[:-1], "another"])) is None
+        assert decode_block(LineBlock(block.data, block.lines + 1, range(block.lines + 1), [*block.ids, "x"])) is None
+    finally:
+        s.close()
+
+
 def test_anthropic_turns_take_the_raw_way(tmp_path: Path, monkeypatch: Any) -> None:
     """Thinking signed, unsigned, blank and redacted; tool results parted by a user message and joined
     across a failed answer; a blank user message; Claude Code tool names: sent as the usual way sends them."""
