@@ -23,8 +23,8 @@ Cases (sessions from ``gen_session.py``; a fresh copy of the file for every run,
 * ``openold1``: ``openlinear1`` on the same session as pi 0.73 wrote it (no system prompt snapshot: its
   system message is a model change here);
 * ``openlinear1``: the same, but the first time this pi sends that session (no stored turns; this pi
-  stores the turns it converted after it exits, from a process of its own, and every run first waits
-  until the run before has stored them, so that no run is measured beside that work);
+  stores the turns it converted after it exits, from a process of its own, and every run, of either
+  program, first waits until those turns are stored, so that no run is measured beside that work);
 * ``turns``: 200 tool turns (``read`` of a small file) on a 1,000-entry session; per turn =
   (wall of the 200-turn run − wall of a one-request run on the same session) / 200;
 * ``stream``: one answer of 200,000 deltas (``--no-session``);
@@ -147,10 +147,12 @@ Measure = Callable[["Program"], tuple[float, float]]
 
 def compare(label: str, programs: list[Program], measure: Measure, runs: int) -> dict[str, Any]:
     for program in programs:
+        settle(programs)
         measure(program)  # warm the page cache and bytecode
     samples: dict[str, list[tuple[float, float]]] = {p.name: [] for p in programs}
     for _ in range(runs):
         for program in programs:
+            settle(programs)  # no run shares the machine with what the run before left behind
             samples[program.name].append(measure(program))
     out: dict[str, Any] = {}
     for name, values in samples.items():
@@ -195,22 +197,22 @@ def fresh_copy(file: Path, program: Program) -> Path:
     return copy
 
 
-def settle(program: Program) -> None:
-    """Wait until the converted turns the run before stored are written: ``pi -p`` leaves that to a
+def settle(programs: list[Program]) -> None:
+    """Wait until the converted turns the runs before stored are written: ``pi -p`` leaves that to a
     process of its own after it exits, holding each store file's lock (which a reader waits for), and
-    a measured run must not share the machine with it."""
+    a measured run — of either program — must not share the machine with it."""
     if os.name == "nt":  # pragma: no cover
         return
     import fcntl
 
-    for store in (program.home / "agent" / "cache" / "wire").glob("*.turns"):
-        with open(store, "rb") as handle:
-            fcntl.flock(handle, fcntl.LOCK_SH)
+    for program in programs:
+        for store in (program.home / "agent" / "cache" / "wire").glob("*.turns"):
+            with open(store, "rb") as handle:
+                fcntl.flock(handle, fcntl.LOCK_SH)
 
 
 def session_case(file: Path, server: Server, first_open: bool = False) -> Measure:
     def measure(program: Program) -> tuple[float, float]:
-        settle(program)
         copy = fresh_copy(file, program)
         if first_open:  # as if this pi had never sent this session: no stored turns
             shutil.rmtree(program.home / "agent" / "cache" / "wire", ignore_errors=True)
