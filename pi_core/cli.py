@@ -52,17 +52,18 @@ def _leave(code: int) -> NoReturn:
 
     After a long session that teardown (every module's globals, every message still referenced) takes
     about a tenth of a second for nothing: the operating system frees the memory at once. What the
-    interpreter's exit does that matters is done here in its order: other non-daemon threads are
-    waited for, exit handlers run (stored turns, logging), and the standard streams are flushed (a
-    stream that can no longer be written exits with the interpreter's status for that, 120). pi's own
-    files are written unbuffered and its sessions closed before this point."""
+    interpreter's exit does that matters is done here in its order: thread pools are told to stop and
+    other non-daemon threads are waited for, exit handlers run (stored turns, logging), and the standard
+    streams are flushed (a stream that can no longer be written exits with the interpreter's status for
+    that, 120). pi's own files are written unbuffered and its sessions closed before this point."""
     import atexit
     import os
     import threading
 
-    for thread in threading.enumerate():
-        if thread is not threading.current_thread() and not thread.daemon:
-            thread.join()
+    shutdown = getattr(threading, "_shutdown", None)  # what the interpreter's exit calls first
+    if shutdown is None:  # another interpreter: its own exit
+        raise SystemExit(code)
+    shutdown()
     atexit._run_exitfuncs()
     for stream in dict.fromkeys((sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__)):
         try:

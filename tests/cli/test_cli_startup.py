@@ -77,6 +77,7 @@ def test_a_run_does_not_import_httpxs_command_line(tmp_path: Path) -> None:
 
 EXIT_WORK = """
 import atexit, threading, time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from pi_core import hookimpl
 
@@ -87,6 +88,8 @@ def late():
     (OUT / "thread").write_text("done")
 
 threading.Thread(target=late).start()  # not a daemon: the interpreter's exit waits for it
+POOL = ThreadPoolExecutor(2)  # never shut down: its idle workers are told to stop at exit, not waited on forever
+POOL.submit(int).result()
 
 @atexit.register
 def bye():
@@ -101,7 +104,8 @@ def register_tools(register):
 
 def test_the_exit_waits_for_threads_and_runs_exit_handlers_in_the_interpreters_order(tmp_path: Path) -> None:
     # pi ends without tearing its heap down; what a plugin may count on from an exit still happens:
-    # other threads are waited for, then exit handlers run, then the streams are flushed.
+    # thread pools are stopped and other threads waited for, then exit handlers run, then the streams
+    # are flushed.
     out = tmp_path / "out"
     out.mkdir()
     ext = tmp_path / "exitwork.py"
@@ -109,7 +113,7 @@ def test_the_exit_waits_for_threads_and_runs_exit_handlers_in_the_interpreters_o
     prompt = "a long answer " * 5_000  # more than a pipe holds: flushed at the end
     env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # stdout buffered, as users have it
     result = subprocess.run([sys.executable, "-m", "pi_core", "-e", str(ext), "--provider", "faux", "--model", "echo",
-                             "--no-session", "-p", prompt], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                             "--no-session", "-p", prompt], cwd=tmp_path, capture_output=True, text=True, timeout=30,
                             env={**env, "PI_CODING_AGENT_DIR": str(tmp_path / "agent")})
     assert result.returncode == 0, result.stderr
     assert (out / "thread").read_text() == "done"
