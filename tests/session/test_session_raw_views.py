@@ -295,50 +295,6 @@ def test_a_line_that_is_not_the_entry_it_should_be_has_no_raw_view() -> None:
     assert decode_lines([("d", line("d", user).replace(b'"hi"', b'"\\ud800"'))]) == [None]  # a lone surrogate
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(shape=st.lists(st.sampled_from(["user", "answer", "model", "custom", "branch", "label"]), min_size=2,
-                      max_size=40), windows=st.lists(st.tuples(st.integers(0, 60), st.integers(0, 60)), max_size=6))
-def test_lines_read_in_one_go_are_the_lines_read_one_by_one(tmp_path_factory: Any, monkeypatch: Any,
-                                                            shape: list[str], windows: list[tuple[int, int]]) -> None:
-    """A window of a conversation whose lines follow one another in the file is read and split in one
-    go; with other entries between them, branches, and messages appended since the file was read, it
-    must give the lines (and the ``None`` for those held in memory) that reading them one by one gives."""
-    from pi_core.ai import message_lines
-    from pi_core.session.scan import RecordStore
-
-    folder = tmp_path_factory.mktemp("lines")
-    s = SessionManager.create(folder, folder)
-    s.append_message({"role": "user", "content": "start", "timestamp": 0})
-    for n, kind in enumerate(shape):
-        if kind == "user":
-            s.append_message({"role": "user", "content": f"question {n}", "timestamp": n})
-        elif kind == "answer":
-            s.append_message({"role": "assistant", "api": "openai-completions", "provider": "p", "model": "m",
-                              "stopReason": "stop", "timestamp": n, "content": [{"type": "text", "text": f"a{n}"}]})
-        elif kind == "model":
-            s.append_model_change("p", f"m{n}")
-        elif kind == "custom":
-            s.append_custom_entry("note", {"n": n})
-        elif kind == "label":
-            s.append_label_change(s.get_leaf_id(), f"label {n}")
-        elif len(s.get_raw_branch()) > 2:
-            s.branch(s.get_raw_branch()[-3]["id"])
-    path = Path(s.session_file)
-    s.close()
-    s = SessionManager.open(path)
-    try:
-        s.append_message({"role": "user", "content": "held in memory", "timestamp": 99})
-        messages = s.build_session_context().message_list()
-        count = len(messages)
-        for lo, hi in [(0, count), (0, count - 1), *((min(a, b) % count, max(a, b) % count) for a, b in windows)]:
-            fast = message_lines(messages, lo, hi)
-            with monkeypatch.context() as patch:
-                patch.setattr(RecordStore, "_raw_lines", lambda self, records: None)
-                assert message_lines(messages, lo, hi) == fast
-    finally:
-        s.close()
-
-
 def shaped_session(folder: Path, shape: list[str]) -> Path:
     s = SessionManager.create(folder, folder)
     s.append_message({"role": "user", "content": "start", "timestamp": 0})
@@ -361,6 +317,31 @@ def shaped_session(folder: Path, shape: list[str]) -> Path:
     path = Path(s.session_file)
     s.close()
     return path
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(shape=st.lists(st.sampled_from(["user", "answer", "model", "custom", "branch", "label"]), min_size=2,
+                      max_size=40), windows=st.lists(st.tuples(st.integers(0, 60), st.integers(0, 60)), max_size=6))
+def test_lines_read_in_one_go_are_the_lines_read_one_by_one(tmp_path_factory: Any, monkeypatch: Any,
+                                                            shape: list[str], windows: list[tuple[int, int]]) -> None:
+    """A window of a conversation whose lines follow one another in the file is read and split in one
+    go; with other entries between them, branches, and messages appended since the file was read, it
+    must give the lines (and the ``None`` for those held in memory) that reading them one by one gives."""
+    from pi_core.ai import message_lines
+    from pi_core.session.scan import RecordStore
+
+    s = SessionManager.open(shaped_session(tmp_path_factory.mktemp("lines"), shape))
+    try:
+        s.append_message({"role": "user", "content": "held in memory", "timestamp": 99})
+        messages = s.build_session_context().message_list()
+        count = len(messages)
+        for lo, hi in [(0, count), (0, count - 1), *((min(a, b) % count, max(a, b) % count) for a, b in windows)]:
+            fast = message_lines(messages, lo, hi)
+            with monkeypatch.context() as patch:
+                patch.setattr(RecordStore, "_raw_lines", lambda self, records: None)
+                assert message_lines(messages, lo, hi) == fast
+    finally:
+        s.close()
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
