@@ -28,6 +28,7 @@ from typing import Any
 import msgspec
 
 from . import views
+from .message_list import LineBlock
 
 Raw = msgspec.Raw
 
@@ -91,13 +92,12 @@ class _Entry(msgspec.Struct, gc=False):
 class _Line(msgspec.Struct, gc=False):
     """Any line of a block (:func:`decode_block`): the entries of other kinds among the messages' have none."""
 
-    id: Any = None
+    id: Any
     message: typing.Optional[typing.Union[RawUser, RawAssistant, RawToolResult]] = None  # type: ignore[valid-type]
 
 
 _decode_entry = msgspec.json.Decoder(_Entry).decode
 _decode_block = msgspec.json.Decoder(_Line).decode_lines
-_decode_entries = msgspec.json.Decoder(list[_Entry]).decode
 _DECLINED = (msgspec.ValidationError, msgspec.DecodeError)
 _ID = operator.attrgetter("id")
 _MESSAGE = operator.attrgetter("message")
@@ -140,17 +140,8 @@ def decode_block(block: Any) -> list[Any] | None:
 def _decode_run(pairs: list[Any]) -> list[Any]:
     """All of them in one go, at C speed, when they are all good (the usual case); else one by one."""
     ids, texts = zip(*pairs)
-    # the brackets go on the first and last lines, so that the window's text is copied once, not three times
-    array = list(texts)
-    array[0] = b"[" + array[0]
-    array[-1] += b"]"
-    try:
-        entries = _decode_entries(b",".join(array))
-    except _DECLINED:
-        entries = None
-    if entries is not None and list(map(_ID, entries)) == list(ids):
-        return list(map(_MESSAGE, entries))
-    return [_decode_line(pair) for pair in pairs]
+    views = decode_block(LineBlock(b"\n".join(texts), len(texts), range(len(texts)), list(ids)))
+    return views if views is not None else [_decode_line(pair) for pair in pairs]
 
 
 def _decode_line(pair: Any) -> Any:
