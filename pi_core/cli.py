@@ -101,6 +101,7 @@ def run(args: list[str]) -> int:
     # pi's process markers: programs run by the tools can tell they run under a coding agent.
     os.environ["PI_CODING_AGENT"] = "true"
     os.environ["AI_AGENT"] = "pi"
+    _check_session_early(args)  # first: what it starts runs while the rest of pi is imported
 
     from .cli_args import DEFAULT_COMMAND, OptionShapes, preparse, route, scan_options, take_plugin_flags
     from .extensions.dispatch import StrictPluginError
@@ -111,7 +112,6 @@ def run(args: list[str]) -> int:
     from .sdk import settings_for_host
 
     options, rest = preparse(args)
-    _check_session_early(rest)
     if _protocol_mode(rest):  # before any plugin is imported: their prints must not reach the stream
         from .modes.protocol_stdout import take_over_stdout
 
@@ -243,9 +243,12 @@ def ask_trust(cwd: object) -> tuple[bool, bool] | None:
 
 def _check_session_early(args: list[str]) -> None:
     """Start the index check of the session this run will open (``--session FILE``, ``--continue``) on a
-    thread, so it runs while plugins load (see :func:`pi_core.session.scan_index.check_early`). Only a
-    hint: the open uses the result if the file is unchanged; ``--continue`` picks as the open will, but in the
-    folder flags and the environment name (settings are not read yet), so a guess may name another file."""
+    thread, so it runs while plugins load (see :func:`pi_core.session.scan_index.check_early`); in a run
+    that sends a message and ends (print and json modes), also a helper decoding its messages on the other
+    core for the first request (:func:`pi_core.ai.turn_helper.read_ahead`). Only hints: the open uses the
+    index check if the file is unchanged, the request the helper if it has the lines the request sends;
+    ``--continue`` picks as the open will, but in the folder flags and the environment name (settings are
+    not read yet), so a guess may name another file."""
     from pathlib import Path
 
     values: dict[str, str] = {}
@@ -267,6 +270,10 @@ def _check_session_early(args: list[str]) -> None:
 
         target = recent_session_file(Path.cwd(), values.get("--session-dir") or None)
     if target is not None and target.is_file():
+        if not _interactive(args) and _stream_mode(args) != "rpc":
+            from .ai.turn_helper import read_ahead
+
+            read_ahead(target)  # before any thread is started
         from .session.scan_index import check_early
 
         check_early(target)

@@ -104,6 +104,7 @@ _EXPORTS: dict[str, str] = {
     "TurnConverter": "pi_core.ai.wire",
     "body_bytes": "pi_core.ai.wire",
     "encode_body": "pi_core.ai.wire",
+    "remakeable": "pi_core.ai.wire",
     "message_items": "pi_core.ai.message_list",
     "message_lines": "pi_core.ai.message_list",
     "message_line_block": "pi_core.ai.message_list",
@@ -473,4 +474,5 @@ if TYPE_CHECKING:  # pragma: no cover - static view of the lazy names
         TurnConverter as TurnConverter,
         body_bytes as body_bytes,
         encode_body as encode_body,
+        remakeable as remakeable,
     )

@@ -72,6 +72,14 @@ class DeferredMessage:
         return _columns(cls.spans_of(items))
 
 
+    @classmethod
+    def line_columns_of(cls, items: list[Any]) -> Any:
+        """Where the lines :meth:`lines_of` gives are, without reading them: :meth:`span_columns` with
+        length 0 for each message it gives no line for; ``None`` when that cannot be told (then read
+        them with :meth:`lines_of`)."""
+        return None
+
+
 class LineBlock(NamedTuple):
     """Stored lines read as one block of bytes (see :meth:`DeferredMessage.line_block_of`)."""
 
@@ -153,6 +161,29 @@ class MessageList(MutableSequence[Any]):
         if len(kinds) == 1 and issubclass(kind := kinds.pop(), DeferredMessage):
             return kind.line_block_of(items)
         return None
+
+    def line_columns(self, start: int = 0, stop: int | None = None) -> Any:
+        """Where the stored lines of messages ``start:stop`` are (see
+        :meth:`DeferredMessage.line_columns_of`; length 0 for the models among them); ``None`` unless the
+        deferred ones are of one class."""
+        from array import array
+
+        items = self._items[start:stop]
+        kinds = set(map(type, items))
+        deferred = [kind for kind in kinds if issubclass(kind, DeferredMessage)]
+        if len(deferred) != 1:
+            return None
+        kind = deferred[0]
+        if len(kinds) == 1:
+            return kind.line_columns_of(items)
+        where = [n for n, item in enumerate(items) if type(item) is kind]
+        columns = kind.line_columns_of([items[n] for n in where])
+        if columns is None:
+            return None
+        offsets, lengths = array("q", bytes(8 * len(items))), array("q", bytes(8 * len(items)))
+        for n, offset, length in zip(where, columns[1], columns[2]):
+            offsets[n], lengths[n] = offset, length
+        return columns[0], offsets, lengths
 
     def spans(self) -> list[Any]:
         """Where each item is stored (see :meth:`DeferredMessage.spans_of`); ``None`` for models."""
@@ -294,11 +325,17 @@ def message_line_block(messages: Any, start: int = 0, stop: int | None = None) -
     return messages.line_block(start, stop) if isinstance(messages, MessageList) else None
 
 
+def message_line_columns(messages: Any, start: int = 0, stop: int | None = None) -> Any:
+    """Where the stored lines of ``messages[start:stop]`` are (see :meth:`MessageList.line_columns`);
+    ``None`` for a plain sequence."""
+    return messages.line_columns(start, stop) if isinstance(messages, MessageList) else None
+
+
 def message_span_columns(messages: Any) -> Any:
     """Where ``messages`` are stored, as columns (see :meth:`MessageList.span_columns`); ``None`` for a
     plain sequence."""
     return messages.span_columns() if isinstance(messages, MessageList) else None
 
 
-__all__ = ["DeferredMessage", "LineBlock", "MessageList", "message_items", "message_line_block", "message_lines",
-           "message_span_columns", "message_views"]
+__all__ = ["DeferredMessage", "LineBlock", "MessageList", "message_items", "message_line_block",
+           "message_line_columns", "message_lines", "message_span_columns", "message_views"]

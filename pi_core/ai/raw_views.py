@@ -20,9 +20,11 @@ the usual way removes it.
 from __future__ import annotations
 
 import operator
+import os
 import types
 import typing
 from collections.abc import Callable
+from itertools import accumulate
 from typing import Any
 
 import msgspec
@@ -150,6 +152,90 @@ def _decode_line(pair: Any) -> Any:
     except _DECLINED:
         return None
     return entry.message if entry.id == pair[0] else None
+
+
+class LineViews:
+    """The raw views of a session file's lines by where they are, decoded a block at a time before they
+    are asked for (see :func:`pi_core.ai.turn_helper.read_ahead`)."""
+
+    def __init__(self, fd: int, watch: bytes = b"") -> None:
+        """``watch``: the start of a line to look out for (a newline and the line's first bytes)."""
+        self.fd, self.watch = fd, watch
+        self.by_offset: dict[int, tuple[int, Any]] = {}
+        """``offset -> (length, raw view or None)`` of every line decoded."""
+        self.found: int | None = None
+        """Where the last line decoded that starts with ``watch`` starts, if any."""
+
+    def decode_before(self, end: int, size: int) -> int:
+        """Decode the whole lines of the ``size`` bytes before ``end`` (a line's start, or the file's
+        end); where the first of them starts (0 at the file's start)."""
+        start = max(0, end - size)
+        data = os.pread(self.fd, end - start, start)
+        if start:
+            cut = data.find(b"\n")
+            if cut < 0:  # a line longer than the block: decoded when asked for
+                return start
+            data, start = data[cut + 1:], start + cut + 1
+        self._decode(data, start)
+        return start
+
+    def _decode(self, data: bytes, start: int) -> None:
+        if data.endswith(b"\n"):
+            data = data[:-1]  # the file's last newline
+        at = data.rfind(self.watch) if self.watch else -1
+        if at >= 0 and (self.found is None or start + at + 1 > self.found):
+            self.found = start + at + 1
+        lines = data.split(b"\n")
+        lengths = list(map(len, lines))
+        offsets = accumulate((n + 1 for n in lengths[:-1]), initial=start)
+        self.by_offset.update(zip(offsets, zip(lengths, _views_of(lines, data))))
+
+    def _take(self, offset: int, length: int) -> Any:
+        """The view of the line at ``offset`` (let go of: each is read once), ``_MISSING`` when it has not
+        been decoded or is not of that length."""
+        if not length:
+            return None
+        got = self.by_offset.pop(offset, None)
+        return got[1] if got is not None and got[0] == length else _MISSING
+
+    def reader(self, begin: int, offsets: Any, lengths: Any) -> Callable[[Any, int, int], list[Any]]:
+        """``read(_, lo, hi)``: the raw views of messages ``lo:hi`` (numbered from ``begin``, at
+        ``offsets`` with ``lengths``: 0 for one that is not a line), ``None`` where there is none. Each
+        message is read once."""
+        def read(_: Any, lo: int, hi: int) -> list[Any]:
+            first, stop = lo - begin, min(hi - begin, len(offsets))  # those after ``stop`` have no line
+            out = [self._take(offsets[n], lengths[n]) for n in range(first, stop)]
+            if out.count(_MISSING):  # not decoded yet (or not the line it was): the lines from the first on
+                at = first + out.index(_MISSING)
+                last = max(n for n in range(at, stop) if lengths[n])
+                size = offsets[last] + lengths[last] - offsets[at]
+                if size > 0:  # along a path the lines only move forward in the file
+                    self._decode(os.pread(self.fd, size, offsets[at]), offsets[at])
+                    out = [self._take(offsets[first + n], lengths[first + n]) if view is _MISSING else view
+                           for n, view in enumerate(out)]
+            return [None if view is _MISSING else view for view in out] + [None] * (hi - lo - len(out))
+
+        return read
+
+
+_MISSING = object()
+
+
+def _views_of(lines: list[bytes], data: bytes | None = None) -> list[Any]:
+    """The raw view of each line's message (``None`` for an entry of another kind or a line that does not
+    decode), in one go when they all decode, else by halves. ``data``: the lines joined, if at hand."""
+    if not lines:
+        return []
+    try:
+        decoded = _decode_block(b"\n".join(lines) if data is None else data)
+    except _DECLINED:
+        decoded = None
+    if decoded is not None and len(decoded) == len(lines):
+        return list(map(_MESSAGE, decoded))
+    if len(lines) == 1:
+        return [None]
+    half = len(lines) // 2
+    return _views_of(lines[:half]) + _views_of(lines[half:])
 
 
 class _Float(Exception):

@@ -136,7 +136,11 @@ class TurnStore:
         if self.folder is None or not hasattr(source, "path"):
             return None
         name = hashlib.sha1("\0".join((os.path.abspath(source.path), key, code)).encode()).hexdigest()[:32]
-        return self.folder / f"{name}.turns"
+        return self.folder / f"{source_tag(source.path)}-{name}.turns"
+
+    def has_turns_for(self, path: Any) -> bool:
+        """Whether turns read from session file ``path`` are stored (for any model)."""
+        return self.folder is not None and any(self.folder.glob(f"{source_tag(path)}-*.turns"))
 
     def load(self, file: Path) -> Turns:
         """The complete blocks of ``file`` (no turns when it is missing or not a store file)."""
@@ -224,6 +228,11 @@ _pending: list[threading.Thread] = []
 _deferred: list[tuple[Any, tuple[Any, ...], Path | None, tuple[int, ...]]] = []
 _held: dict[Path, int] = {}  # store files locked by this process for a save it runs, by path
 _defer = False
+
+
+def source_tag(path: Any) -> str:
+    """The start of the name of every file of turns read from session file ``path``."""
+    return hashlib.sha1(os.fsencode(os.path.realpath(path))).hexdigest()[:12]
 
 
 def in_background(work: Any, *args: Any, lock: Path | None = None, keep: tuple[int, ...] = ()) -> None:
@@ -479,6 +488,6 @@ def code_version(filename: str) -> str:
     return found
 
 
-__all__ = ["LIMIT", "MIN_SOURCE", "WRITER_WAIT", "OwnReader", "PrefixCrc", "TurnStore", "Turns", "code_version",
+__all__ = ["LIMIT", "MIN_SOURCE", "source_tag", "WRITER_WAIT", "OwnReader", "PrefixCrc", "TurnStore", "Turns", "code_version",
            "defer_to_exit", "flush", "in_background",
            "source_size"]

@@ -38,6 +38,17 @@ TurnConverter = Callable[[list[Any], int], tuple[list[dict[str, Any]], int]]
 #: may hold :class:`msgspec.Raw` values (they are encoded, never handed out).
 RawTurnConverter = Callable[[list[Any], int], "tuple[list[Any], int] | None"]
 
+
+def remakeable(factory: Callable[..., Any], *args: Any) -> Any:
+    """``factory(*args)`` (a raw converter, say), which pickles as that call: a helper process that is
+    handed it (:mod:`pi_core.ai.turn_helper`) makes its own. ``factory`` must be a module's function
+    and ``args`` picklable (a ``functools.partial`` of a module's function for a callback, not a lambda)."""
+    made = factory(*args)
+    if made is not None:
+        made.__remake__ = (factory, args)
+    return made
+
+
 #: How many messages are read (and their views held) at once while converting.
 _WINDOW = 2048
 _decode: Any = None
@@ -55,12 +66,17 @@ def _json_items(part: bytes) -> list[Any]:
 def _encode_items(items: list[Any]) -> bytes:
     """The items as JSON, without the brackets of the array (``b""`` for none). A copy: a view of the
     encoded array would keep msgspec's output buffer, which measured 60 MB more on 50,000 turns."""
+    return _encode_array(items)[1:-1] if items else b""
+
+
+def _encode_array(items: list[Any]) -> bytes:
+    """The items as a JSON array (a helper's turns: the brackets are cut where they are read)."""
     global _encode_json
     if _encode_json is None:
         from .http import encode_json
 
         _encode_json = encode_json
-    return _encode_json(items)[1:-1] if items else b""
+    return _encode_json(items)
 
 
 _encode_json: Any = None
@@ -234,7 +250,11 @@ class TurnCache:
         if old is None and independent and raw_turn is not None and not stored:
             from .turn_helper import Helper
 
-            helper = Helper.start(messages, starts, windows, raw_turn, _raw_views, _encode_items)
+            helper = Helper.start(messages, starts, windows, raw_turn, _raw_views, _encode_array)
+        elif old is None:
+            from .turn_helper import let_go
+
+            let_go()  # a helper reading ahead for a conversion that needs none
         try:
             for lo, hi in windows:
                 if helper is not None and lo >= helper.begin:
@@ -578,5 +598,5 @@ class BodyStream:
             yield b"".join(pending)
 
 
-__all__ = ["BodyStream", "EncodedMessages", "RawTurnConverter", "TurnCache", "TurnConverter", "body_bytes",
+__all__ = ["BodyStream", "EncodedMessages", "RawTurnConverter", "TurnCache", "TurnConverter", "body_bytes", "remakeable",
            "encode_body"]

@@ -373,6 +373,10 @@ class TreeIndex:
         """:meth:`message_spans` as columns (see :meth:`RecordStore.span_columns`)."""
         return self.records.span_columns(list(map(self.where.__getitem__, positions)))
 
+    def message_line_columns(self, positions: list[int]) -> Any:
+        """Where the lines :meth:`message_lines` gives are, as columns (see :meth:`RecordStore.line_columns`)."""
+        return self.records.line_columns(list(map(self.where.__getitem__, positions)))
+
     def unique(self) -> Iterator[Raw]:
         """Each id's current entry, in the order ids first appeared."""
         entries = self.entries

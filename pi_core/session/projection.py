@@ -263,6 +263,20 @@ class StoredMessage(DeferredMessage):
             return super().span_columns(items)
         return tree.message_span_columns(list(map(_AT, items)))
 
+    @classmethod
+    def line_columns_of(cls, items: list[Any]) -> Any:
+        tree = _one_tree(items)
+        if tree is None:
+            return None
+        columns = tree.message_line_columns(list(map(_AT, items)))
+        made = list(map(_MADE, items))
+        if columns is not None and made.count(None) != len(made):
+            lengths = columns[2]
+            for n, item in enumerate(made):
+                if item is not None:
+                    lengths[n] = 0
+        return columns
+
     def __repr__(self) -> str:
         return f"StoredMessage({self.role!r}, position {self._at}, {'typed' if self._made is not None else 'not read'})"
 

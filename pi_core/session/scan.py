@@ -559,6 +559,18 @@ class RecordStore:
         return (self._reader, array("q", map(self._offsets.__getitem__, records)),
                 array("q", map(self._lengths.__getitem__, records)))
 
+    def line_columns(self, records: list[int]) -> tuple[FileReader, array, array] | None:
+        """:meth:`span_columns` of the records :meth:`raw` gives lines for: length 0 for a record held as
+        a dict (:meth:`raw` gives no line for it), as for one that is not a line of the file."""
+        columns = self.span_columns(records)
+        held = list(map(self._dicts.__getitem__, records))
+        if columns is not None and held.count(None) != len(held):
+            lengths = columns[2]
+            for n, record in enumerate(held):
+                if record is not None:
+                    lengths[n] = 0
+        return columns
+
     def line(self, at: int) -> int | None:
         """The 1-based line of record ``at`` in the file (None for one appended in memory); counted
         on demand, for messages about it."""

@@ -14,6 +14,7 @@ last user block. Thinking signatures are kept and replayed; redacted thinking ro
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from typing import Any
@@ -38,6 +39,7 @@ from pi_core.ai import (
     merge_headers,
     parse_json_with_repair,
     post_stream,
+    remakeable,
     requested_level,
     sanitize_id,
     sanitize_surrogates,
@@ -173,7 +175,7 @@ def encoded_messages(model: Model, context: Context, marker: dict[str, Any] | No
     key = json.dumps([model.provider, model.api, model.id, list(model.input), allow_empty, oauth])
     from .anthropic_raw import raw_converter
 
-    raw = raw_converter(model, allow_empty, lambda name: claude_code_name(name, oauth))
+    raw = remakeable(raw_converter, model, allow_empty, functools.partial(claude_code_name, oauth=oauth))
     messages = _TURNS.convert(key, conversation_messages(context),
                               lambda turn, offset: (_convert_turn(turn, model, allow_empty, oauth), 0), None, raw,
                               independent=True)

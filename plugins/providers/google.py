@@ -36,6 +36,7 @@ from pi_core.ai import (
     js_json,
     merge_headers,
     post_stream,
+    remakeable,
     requested_level,
     sanitize_id,
     sanitize_surrogates,
@@ -166,7 +167,7 @@ def encoded_contents(model: Model, context: Context) -> EncodedMessages:
     from .google_raw import raw_converter
 
     return _TURNS.convert(key, conversation_messages(context), lambda turn, offset: (_convert_turn(turn, model), 0),
-                          raw_turn=raw_converter(model), independent=True)
+                          raw_turn=remakeable(raw_converter, model), independent=True)
 
 
 _TURNS = TurnCache()

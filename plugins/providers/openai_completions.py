@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import functools
 import json
 from typing import Any
 
@@ -39,6 +40,7 @@ from pi_core.ai import (
     message_items,
     message_views,
     post_stream,
+    remakeable,
     requested_level,
     sanitize_id,
     sanitize_surrogates,
@@ -199,7 +201,9 @@ def encoded_messages(model: Model, context: Context, compat: dict[str, Any]) -> 
         head.append({"role": role, "content": sanitize_surrogates(prompt)})
     from .openai_completions_raw import raw_converter
 
-    raw = raw_converter(model, compat, lambda call_id: _tool_call_id(call_id, model, compat), REASONING_FIELDS)
+    # remakeable: a helper process may convert later turns with its own (pi_core.ai.turn_helper)
+    raw = remakeable(raw_converter, model, compat, functools.partial(_tool_call_id, model=model, compat=compat),
+                     REASONING_FIELDS)
     return _TURNS.convert(_cache_key(model, compat), conversation_messages(context),
                           lambda turn, offset: (_convert_turn(turn, model, compat), 0), head, raw, independent=True)
 

@@ -111,10 +111,15 @@ def parent_turns(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 
 def gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
+    """Whether the process has ended and been reaped (a helper that has done its work exits on its own,
+    and is reaped when it has: give it a few seconds)."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.01)
     return False
 
 
@@ -277,8 +282,10 @@ def test_pi_print_with_a_helper_sends_what_one_process_converts(tmp_path: Path, 
 
 
 @pytest.mark.usefixtures("small_windows")
-def test_a_helper_reaped_by_someone_else_is_not_trusted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                        helpers: list[Any], parent_turns: list[int]) -> None:
+def test_a_helper_reaped_by_someone_else_still_counts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      helpers: list[Any], parent_turns: list[int]) -> None:
+    """A helper says it has written its turns before it exits: whoever collects its exit (a child
+    watcher that waits for any child) takes nothing from the request."""
     path = conversation(tmp_path)
     alone = body(path, False, monkeypatch)
     converted_alone = len(parent_turns)
@@ -291,7 +298,9 @@ def test_a_helper_reaped_by_someone_else_is_not_trusted(tmp_path: Path, monkeypa
 
     monkeypatch.setattr(turn_helper.os, "waitpid", another_watcher)
     assert body(path, True, monkeypatch) == alone
-    assert len(parent_turns) == converted_alone
+    assert converted_alone > len(parent_turns) > 0  # the helper's turns were taken
+    monkeypatch.undo()
+    assert gone(helpers[0].pid)
 
 
 @pytest.mark.parametrize("module", [openai_completions, anthropic, google])
