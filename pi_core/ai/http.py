@@ -59,6 +59,14 @@ def shared_client() -> httpx.AsyncClient:
     return client
 
 
+def preload() -> None:
+    """Import what the first request imports (the client, its transport and socket layer) now: for a
+    process that is waiting on something else anyway (see :mod:`pi_core.ai.turn_helper`)."""
+    import anyio  # noqa: F401 - the transport's sockets
+    import httpcore  # noqa: F401 - imported when the client's transport is made
+    import httpx  # noqa: F401
+
+
 class DeferredTrustContext(ssl.SSLContext):
     """A verifying TLS client context whose certificate store is read at the first TLS connection.
 

@@ -46,7 +46,7 @@ MIN_MESSAGES = 10_000
 SHARE = 0.44
 
 #: The share of a helper started by :func:`read_ahead`, which has most of its lines decoded by then.
-EARLY_SHARE = 0.56
+EARLY_SHARE = 0.57
 #: The smallest session file worth reading ahead.
 READ_AHEAD_MIN = 32 << 20
 #: How long a helper started by :func:`read_ahead` waits to be asked before it gives up.
@@ -155,6 +155,10 @@ class Helper:
         """Whether the helper wrote all its turns within ``timeout`` seconds (else it is stopped)."""
         import select
 
+        if not select.select([self.done], [], [], 0)[0]:
+            from .http import preload
+
+            preload()  # the request this conversion is for goes out next: its imports, while the helper works
         if select.select([self.done], [], [], timeout)[0] and os.read(self.done, 1):
             _reap(self.pid)
             return True
