@@ -71,7 +71,6 @@ class DeferredMessage:
         is stored."""
         return _columns(cls.spans_of(items))
 
-
     @classmethod
     def line_columns_of(cls, items: list[Any]) -> Any:
         """Where the lines :meth:`lines_of` gives are, without reading them: :meth:`span_columns` with

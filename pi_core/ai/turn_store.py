@@ -488,6 +488,5 @@ def code_version(filename: str) -> str:
     return found
 
 
-__all__ = ["LIMIT", "MIN_SOURCE", "source_tag", "WRITER_WAIT", "OwnReader", "PrefixCrc", "TurnStore", "Turns", "code_version",
-           "defer_to_exit", "flush", "in_background",
-           "source_size"]
+__all__ = ["LIMIT", "MIN_SOURCE", "WRITER_WAIT", "OwnReader", "PrefixCrc", "TurnStore", "Turns", "code_version",
+           "defer_to_exit", "flush", "in_background", "source_size", "source_tag"]

@@ -605,5 +605,5 @@ class BodyStream:
             yield b"".join(pending)
 
 
-__all__ = ["BodyStream", "EncodedMessages", "RawTurnConverter", "TurnCache", "TurnConverter", "body_bytes", "remakeable",
-           "encode_body"]
+__all__ = ["BodyStream", "EncodedMessages", "RawTurnConverter", "TurnCache", "TurnConverter", "body_bytes",
+           "encode_body", "remakeable"]
