@@ -388,8 +388,20 @@ def _fork() -> int:
 
 
 def _quiet_signals() -> None:
-    """The helper dies of an interrupt, and its signals are not written to the parent's event loop."""
+    """The helper dies of an interrupt, and its signals are not written to the parent's event loop; it
+    lets go of the parent's output when that is a pipe, a socket or a terminal, so that whoever reads
+    pi's output sees its end when pi ends, not when a helper has finished exiting."""
     import signal
+    import stat
+
+    try:
+        for fd in (1, 2):
+            if stat.S_ISFIFO(mode := os.fstat(fd).st_mode) or stat.S_ISSOCK(mode) or os.isatty(fd):
+                null = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(null, fd)
+                os.close(null)
+    except OSError:  # closed already
+        pass
 
     try:
         signal.set_wakeup_fd(-1)

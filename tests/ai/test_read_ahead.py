@@ -287,6 +287,29 @@ def test_a_process_that_never_asks_leaves_no_helper_behind(tmp_path: Path) -> No
     assert ended(int(done.stdout))
 
 
+def test_a_helper_does_not_hold_pis_output_open(tmp_path: Path) -> None:
+    """Whoever reads pi's output through a pipe sees its end when pi ends, even while a helper lives on."""
+    import signal
+
+    path = conversation(tmp_path)
+    script = textwrap.dedent(f"""
+        import time
+        from pi_core.ai import turn_helper
+        turn_helper.READ_AHEAD_MIN = 0
+        turn_helper._serve = lambda *args: time.sleep(30)  # a helper at work long after pi ends
+        turn_helper.read_ahead({str(path)!r})
+        print(turn_helper._early[0].pid, flush=True)
+    """)
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=25)
+    pid = int(done.stdout)
+    try:
+        assert time.monotonic() - started < 20  # the pipe ended with pi, not with the helper
+        os.kill(pid, 0)  # which still runs
+    finally:
+        os.kill(pid, signal.SIGKILL)
+
+
 SPY = """
 import os
 from pi_core.ai import turn_helper
