@@ -42,6 +42,7 @@ from .index import (
     TreeIndex,
 )
 from .messages import KNOWN_ROLES, agent_message, convert_to_llm
+from .scan import no_line_where
 
 Raw = dict[str, Any]
 _EDITABLE_ROLES = frozenset({"user", "assistant", "toolResult", "custom"})
@@ -269,12 +270,8 @@ class StoredMessage(DeferredMessage):
         if tree is None:
             return None
         columns = tree.message_line_columns(list(map(_AT, items)))
-        made = list(map(_MADE, items))
-        if columns is not None and made.count(None) != len(made):
-            lengths = columns[2]
-            for n, item in enumerate(made):
-                if item is not None:
-                    lengths[n] = 0
+        if columns is not None:  # a typed message may have changed since it was read
+            no_line_where(columns[2], list(map(_MADE, items)))
         return columns
 
     def __repr__(self) -> str:

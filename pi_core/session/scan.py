@@ -407,6 +407,14 @@ class FileReader:
 _SPAN = 4 << 20  # bytes read at once for neighbouring lines
 
 
+def no_line_where(lengths: array, marks: list[Any]) -> None:
+    """Set ``lengths[n]`` to 0 (no line to read) wherever ``marks[n]`` is not ``None``."""
+    if marks.count(None) != len(marks):
+        for n, mark in enumerate(marks):
+            if mark is not None:
+                lengths[n] = 0
+
+
 class RecordStore:
     """The records of a session after its header, in file order: dicts made on first access.
 
@@ -563,12 +571,8 @@ class RecordStore:
         """:meth:`span_columns` of the records :meth:`raw` gives lines for: length 0 for a record held as
         a dict (:meth:`raw` gives no line for it), as for one that is not a line of the file."""
         columns = self.span_columns(records)
-        held = list(map(self._dicts.__getitem__, records))
-        if columns is not None and held.count(None) != len(held):
-            lengths = columns[2]
-            for n, record in enumerate(held):
-                if record is not None:
-                    lengths[n] = 0
+        if columns is not None:
+            no_line_where(columns[2], list(map(self._dicts.__getitem__, records)))
         return columns
 
     def line(self, at: int) -> int | None:
@@ -605,4 +609,4 @@ class RecordStore:
             self._reader.close()
 
 
-__all__ = ["Diagnostic", "FileReader", "RecordStore", "Scan", "scan_session_file"]
+__all__ = ["Diagnostic", "FileReader", "RecordStore", "Scan", "no_line_where", "scan_session_file"]
